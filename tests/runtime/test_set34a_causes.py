@@ -294,3 +294,116 @@ def test_functions_with_backward_are_silent(tmp_path):
     source = textwrap.dedent(CODEBOOK_SEARCH)
     assert run_watched(_hand_written(tmp_path, source, CODEBOOK_OLD, CODEBOOK_NEW)) is None
     assert run_watched(_hand_written(tmp_path, textwrap.dedent(MISSPELLED), MISSPELLED_OLD, MISSPELLED_NEW)) is None
+
+
+# AD240 for a call inside a grad-off block (Valley#13): the trainable projector applied inside the
+# `with torch.no_grad():` block that runs the frozen vision tower.
+VALLEY = "a_valley_video_projector_applied_inside_no_grad.py"
+
+# Another shape, written before the fix was run: a latent diffusion model whose forward encodes
+# the images with a frozen VAE under no_grad, and, in the same block, embeds the class label with
+# a trainable embedding inside a loop over the conditioning keys.
+LATENT_DIFFUSION = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class LatentDiffusion(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.vae = nn.Conv2d(3, 4, 2, stride=2)
+        self.class_embed = nn.Embedding(5, 4)
+        self.unet = nn.Sequential(nn.Conv2d(4, 8, 3, padding=1), nn.SiLU(), nn.Conv2d(8, 4, 3, padding=1))
+
+    def forward(self, images, cond, noise):
+        with torch.no_grad():
+            latents = self.vae(images)
+            context = []
+            for key in ("label",):
+                emb = self.class_embed(cond[key])
+                context.append(emb)
+        noisy = latents + noise
+        h = noisy + context[0][:, :, None, None]
+        return ((self.unet(h) - noise) ** 2).mean()
+
+
+model = LatentDiffusion()
+model.vae.requires_grad_(False)
+optimizer = torch.optim.Adam([p for p in model.parameters() if p.requires_grad], lr=1e-3)
+losses = []
+for step in range(3):
+    images = torch.randn(2, 3, 8, 8)
+    cond = {"label": torch.randint(0, 5, (2,))}
+    noise = torch.randn(2, 4, 4, 4)
+    loss = model(images, cond, noise)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    losses.append(loss.detach())
+result = {"losses": torch.stack(losses), "class_embed": model.class_embed.weight.detach().clone()}
+"""
+LATENT_OLD = "                emb = self.class_embed(cond[key])\n"
+LATENT_NEW = "                with torch.enable_grad():\n                    emb = self.class_embed(cond[key])\n"
+
+
+def test_valley_projector_call_inside_the_block_is_named(tmp_path):
+    path = os.path.join(SET34, "cases", VALLEY)
+    error, _ = run_plain(path)
+    assert error is None
+    found = _silent_diagnosis(path)
+    assert found.primary.line == 56
+    suggestion = _first_code_help(found)
+    assert suggestion.replacement.splitlines()[0] == "with torch.enable_grad():"
+    fixed = _fixed_result(tmp_path, path, suggestion)
+    _, correct = run_plain(os.path.join(SET34, "correct", VALLEY))
+    assert _close(fixed, correct["result"])
+
+
+def _watched_diagnoses(path):
+    import runpy
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.enable_grad(), autograd_doctor.watch() as doctor:
+            runpy.run_path(path, run_name="__main__")
+    return list(doctor.diagnoses)
+
+
+def _silent_diagnosis(path):
+    found = [d for d in _watched_diagnoses(path) if d.code == "AD240"]
+    assert len(found) == 1, [d.code for d in found]
+    return found[0]
+
+
+def test_embedding_in_a_loop_inside_the_block(tmp_path):
+    source = textwrap.dedent(LATENT_DIFFUSION)
+    path = write(tmp_path, source, "program")
+    found = _silent_diagnosis(path)
+    assert found.primary.source.strip() == "emb = self.class_embed(cond[key])"
+    suggestion = _first_code_help(found)
+    fixed = _fixed_result(tmp_path, path, suggestion)
+    error, namespace = run_plain(_hand_written(tmp_path, source, LATENT_OLD, LATENT_NEW))
+    assert error is None, error
+    assert _close(fixed, namespace["result"])
+
+
+def _codes_of(path):
+    return [d.code for d in _watched_diagnoses(path)]
+
+
+def test_frozen_or_otherwise_trained_modules_in_a_block_are_silent(tmp_path):
+    assert _codes_of(os.path.join(SET34, "correct", VALLEY)) == []
+    source = textwrap.dedent(LATENT_DIFFUSION)
+    assert _codes_of(_hand_written(tmp_path, source, LATENT_OLD, LATENT_NEW)) == []
+    # left out of the optimizer (a module used frozen on purpose)
+    frozen = source.replace("model.vae.requires_grad_(False)",
+                            "model.vae.requires_grad_(False)\nmodel.class_embed.requires_grad_(False)")
+    assert _codes_of(write(tmp_path, frozen, "frozen")) == []
+    # also called with gradients on elsewhere: it gets a gradient
+    twice = source.replace("        h = noisy + context[0][:, :, None, None]\n",
+                           "        h = noisy + context[0][:, :, None, None] + self.class_embed(cond['label'])[:, :, None, None]\n")
+    assert twice != source
+    assert _codes_of(write(tmp_path, twice, "twice")) == []

@@ -4458,7 +4458,7 @@ before it returns), so that the training forward runs in train mode again.
 
 DECORATED_FORWARD_NOT_TRAINED = _code(
     "AD240",
-    "an optimizer holds parameters of a module whose forward is decorated with @torch.no_grad(): they never train",
+    "an optimizer holds parameters of a module that runs with gradients off (a @torch.no_grad() forward, or a call inside a no_grad block): they never train",
     """\
 **What it means.** A module written to be used frozen (a vision tower, a text encoder, a feature
 extractor) often carries `@torch.no_grad()` or `@torch.inference_mode()` on its `forward`. When it
@@ -4493,6 +4493,13 @@ did, is reported at the decorator line.
 **The fix.** Delete the decorator when the module is meant to train (keep it, or a `with
 torch.no_grad():` at the call, only where the module is used frozen). A module frozen on purpose
 (`requires_grad = False`, or left out of the optimizer) is not reported.
+
+The same holds for a submodule called as `self.<name>(...)` inside a `with torch.no_grad():` block
+of its parent's method (a projector applied in the block that runs a frozen vision tower, Valley#13):
+its parameters, trainable and in the optimizer, get no gradient at the first two steps while others
+do. The statement that calls it is named; the help computes that statement under
+`with torch.enable_grad():` (the same as moving it after the block); the frozen modules' work stays
+in the block.
 """,
     heading="a trained module whose forward is decorated with @torch.no_grad()",
 )
