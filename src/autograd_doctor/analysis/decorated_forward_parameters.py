@@ -110,24 +110,40 @@ def _block_entries() -> list:
             if not entry.decorator and entry.session == current]
 
 
-def _method_holding(cls, filename: str, line: int, function: str):
+def _methods_by_code(cls, cache: dict) -> dict:
+    """{(file, function name): [functions]} of the methods of `cls` and its bases (once per class)."""
+    found = cache.get(cls)
+    if found is None:
+        found = {}
+        for klass in cls.__mro__:
+            if klass.__module__.startswith("torch."):
+                continue
+            for value in vars(klass).values():
+                function = inspect.unwrap(value) if callable(value) else None
+                code = getattr(function, "__code__", None)
+                if code is not None:
+                    found.setdefault((code.co_filename, code.co_name), []).append(function)
+        cache[cls] = found
+    return found
+
+
+def _method_holding(cls, filename: str, line: int, function: str, cache: dict):
     """(function object, FunctionDef) of the method of `cls` (or a base) whose source holds `line`."""
     from autograd_doctor.diagnosis.source import parse_file
 
     tree = None
-    for klass in cls.__mro__:
-        for value in vars(klass).values():
-            code = getattr(inspect.unwrap(value), "__code__", None) if callable(value) else None
-            if code is None or code.co_filename != filename or code.co_name != function or code.co_firstlineno > line:
-                continue
-            tree = tree or parse_file(filename)
-            if tree is None:
-                return None, None
-            for node in ast.walk(tree):
-                if isinstance(node, ast.FunctionDef) and node.name == function \
-                        and node.lineno <= code.co_firstlineno + len(node.decorator_list) \
-                        and node.lineno >= code.co_firstlineno and node.lineno <= line <= (node.end_lineno or 0):
-                    return inspect.unwrap(value), node
+    for value in _methods_by_code(cls, cache).get((filename, function), ()):
+        code = value.__code__
+        if code.co_firstlineno > line:
+            continue
+        tree = tree or parse_file(filename)
+        if tree is None:
+            return None, None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name == function \
+                    and code.co_firstlineno <= node.lineno <= code.co_firstlineno + len(node.decorator_list) \
+                    and node.lineno <= line <= (node.end_lineno or 0):
+                return value, node
     return None, None
 
 
@@ -139,14 +155,14 @@ def _block_modules(stack):
     entries = _block_entries()
     if not entries:
         return
-    done = set()
+    done, cache = set(), {}
     for root in modules_around(stack, MAX_MODULES):
         for inner in root.modules():
             if id(inner) in done:
                 continue
             done.add(id(inner))
             for entry in entries:
-                function, node = _method_holding(type(inner), entry.filename, entry.line, entry.function)
+                function, node = _method_holding(type(inner), entry.filename, entry.line, entry.function, cache)
                 if node is None or not node.args.args:
                     continue
                 self_name = node.args.args[0].arg
