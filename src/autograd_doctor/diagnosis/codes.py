@@ -4458,7 +4458,7 @@ before it returns), so that the training forward runs in train mode again.
 
 DECORATED_FORWARD_NOT_TRAINED = _code(
     "AD240",
-    "an optimizer holds parameters of a module whose forward is decorated with @torch.no_grad(): they never train",
+    "an optimizer holds parameters of a module that runs with gradients off (a @torch.no_grad() forward, or a call inside a no_grad block): they never train",
     """\
 **What it means.** A module written to be used frozen (a vision tower, a text encoder, a feature
 extractor) often carries `@torch.no_grad()` or `@torch.inference_mode()` on its `forward`. When it
@@ -4493,6 +4493,13 @@ did, is reported at the decorator line.
 **The fix.** Delete the decorator when the module is meant to train (keep it, or a `with
 torch.no_grad():` at the call, only where the module is used frozen). A module frozen on purpose
 (`requires_grad = False`, or left out of the optimizer) is not reported.
+
+The same holds for a submodule called as `self.<name>(...)` inside a `with torch.no_grad():` block
+of its parent's method (a projector applied in the block that runs a frozen vision tower, Valley#13):
+its parameters, trainable and in the optimizer, get no gradient at the first two steps while others
+do. The statement that calls it is named; the help computes that statement under
+`with torch.enable_grad():` (the same as moving it after the block); the frozen modules' work stays
+in the block.
 """,
     heading="a trained module whose forward is decorated with @torch.no_grad()",
 )
@@ -4764,6 +4771,39 @@ idiom and is not reported.
 a loss of several values, pass the weights as the seed, not the loss.
 """,
     heading="a loss backpropagated with itself as the gradient seed",
+)
+
+FUNCTION_WITHOUT_BACKWARD = _code(
+    "AD321",
+    "a custom autograd.Function without a backward staticmethod is differentiated",
+    """\
+**What it means.** A `torch.autograd.Function` subclass that defines only `forward` can be applied,
+but when backward() (or `torch.autograd.grad`) reaches one of its outputs, PyTorch raises
+"NotImplementedError: You must implement either the backward or vjp method for your custom
+autograd.Function to use it with backward mode AD". The traceback shows only torch's frames.
+Functions written for a step that has no gradient (a neighbour search, sampling, rounding to
+indices) are often left without a backward; the error appears once an input of theirs requires
+grad (learned point positions, a feature from a trained layer).
+
+**Minimal example.**
+
+    class NearestDistance(torch.autograd.Function):    # AD321: no backward staticmethod
+        @staticmethod
+        def forward(ctx, query, points):
+            return torch.cdist(query, points).min(dim=1).values
+
+    points = torch.randn(8, 3, requires_grad=True)
+    NearestDistance.apply(torch.randn(4, 3), points).sum().backward()
+
+**The fix.** When the Function's outputs are meant as constants, give it
+`@staticmethod def backward(ctx, *grad_outputs)` returning `None` once per input of forward:
+autograd then sends no gradient through it (as the maintainers of the point-cloud libraries that
+ship such Functions advise). When a gradient through it is meant, write the backward that computes
+it. autograd-doctor writes the first (unverified: it cannot know which was meant) and names the
+inputs that required grad; a method of the class whose name is a misspelling of `backward`
+(`backwards`) is renamed instead.
+""",
+    heading="a custom Function without backward, differentiated",
 )
 
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}

@@ -10,7 +10,7 @@ import re
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import (
-    diagnosis, find_calls, statement_change, text_of, user_statement,
+    diagnosis, find_calls, line_change, statement_change, text_of, user_statement,
 )
 from autograd_doctor.analysis.errors.context import ErrorContext, graph_node_named, value_of
 from autograd_doctor.diagnosis.model import Suggestion
@@ -104,21 +104,21 @@ def wrong_gradients(context: ErrorContext, already):
         needs = list(getattr(node, "needs_input_grad", ()) or ())
         missing_need_no_grad = len(needs) == expected and not any(needs[got:])
         if got < expected and len(returns) == 1 and missing_need_no_grad:
-            value = text_of(filename, returns[0].value)
-            missing = ", ".join(["None"] * (expected - got))
+            extended = _extended_return(filename, returns[0].value, got, ["None"] * (expected - got))
             names = ", ".join(inputs[got:]) if len(inputs) == expected else "the other inputs"
-            helps.append(statement_change(primary, f"return None for {names} (no gradient is needed for "
-                                          f"{'it' if expected - got == 1 else 'them'})", f"return {value}, {missing}"))
+            if extended is not None:
+                helps.append(statement_change(primary, f"return None for {names} (no gradient is needed for "
+                                              f"{'it' if expected - got == 1 else 'them'})", extended))
         elif got < expected and len(returns) == 1 and len(needs) == expected and len(inputs) == expected \
-                and (computed := _computed_gradients(backward, inputs[got:], needs[got:], returns[0])) is not None:
-            value = text_of(filename, returns[0].value)
+                and (computed := _computed_gradients(backward, inputs[got:], needs[got:], returns[0])) is not None \
+                and (extended := _extended_return(filename, returns[0].value, got, computed)) is not None:
             given = [name for name in computed if name != "None"]
             notes.append(f"backward computes {', '.join(given)} but does not return "
                          f"{'it' if len(given) == 1 else 'them'}: autograd needs a gradient for "
                          f"{', '.join(i for i, need in zip(inputs[got:], needs[got:]) if need)}, which requires grad")
             helps.append(statement_change(primary, f"return the gradient{'s' if len(given) > 1 else ''} backward "
                                           f"already computes ({', '.join(given)}), in the order of forward's inputs",
-                                          f"return {value}, {', '.join(computed)}"))
+                                          extended))
         else:
             helps.append(Suggestion(f"return exactly {expected} values from backward, in the order of forward's "
                                     f"inputs ({', '.join(inputs)}), None where an input needs no gradient"))
@@ -151,6 +151,25 @@ def wrong_gradients(context: ErrorContext, already):
                                 f"({expected_shape}): undo the shape change forward made (unsqueeze/expand after a "
                                 "sum, reshape after a view, transpose after a transpose)"))
     return diagnosis(codes.FUNCTION_GRADIENT_MISMATCH, primary, related, notes, helps)
+
+
+def _extended_return(filename: str, value: ast.expr, got: int, extra: list[str]) -> str | None:
+    """`return` with `extra` appended to the `got` gradients backward returns. A tuple (or list)
+    written out is extended element by element: `return (a, b)` -> `return a, b, None` (appending
+    after its closing parenthesis would return a pair, the tuple and None). Any other expression
+    with more than one gradient holds a sequence of them and is unpacked: `return (*grads, None)`;
+    a single gradient (PyTorch wraps a non-tuple in a 1-tuple) is the first element: `return g, None`."""
+    if isinstance(value, (ast.Tuple, ast.List)):
+        parts = [text_of(filename, element) for element in value.elts]
+        if any(part is None for part in parts) or len(parts) != got:
+            return None
+        return f"return {', '.join(parts + list(extra))}"
+    text = text_of(filename, value)
+    if text is None:
+        return None
+    if got == 1:
+        return f"return {text}, {', '.join(extra)}"
+    return f"return (*{text}, {', '.join(extra)})"
 
 
 # Calls that only place an input for broadcasting (`bias[:, None]`, `bias.view(1, -1, 1)`).
@@ -1067,6 +1086,84 @@ def autocast_function_mixed_dtypes(context: ErrorContext, already):
     return diagnosis(codes.AUTOCAST_FUNCTION_MIXED_DTYPES, primary, related, notes, helps)
 
 
+# ---- AD321: a custom Function without backward ---------------------------------------------
+
+def _backward_node_class(context: ErrorContext):
+    """The Function class whose missing backward raised: the `ctx` of torch's own
+    `Function.backward` frame is the graph node, which knows its forward class."""
+    import torch
+
+    for frame, _ in reversed(context.frames):
+        if frame.f_code.co_name != "backward" or not frame.f_code.co_filename.endswith("function.py"):
+            continue
+        cls = getattr(frame.f_locals.get("ctx"), "_forward_cls", None)
+        if isinstance(cls, type) and issubclass(cls, torch.autograd.Function):
+            return cls, tuple(getattr(frame.f_locals.get("ctx"), "needs_input_grad", ()) or ())
+    return None, ()
+
+
+def _misspelled_backward(class_node: ast.ClassDef):
+    """A method of the class whose name is a near miss of `backward` (`backwards`, `backword`)."""
+    import difflib
+
+    for node in class_node.body:
+        if isinstance(node, ast.FunctionDef) and node.name != "backward" \
+                and difflib.SequenceMatcher(a=node.name.lower(), b="backward").ratio() >= 0.8:
+            return node
+    return None
+
+
+def function_without_backward(context: ErrorContext, already):
+    from autograd_doctor.analysis.errors.func_support import _line_location, _user_class_definition
+
+    cls, needs = _backward_node_class(context)
+    name = cls.__name__ if cls is not None else "the Function"
+    found = _user_class_definition(cls) if cls is not None else None
+    notes = [f"backward() reached an output of {name}, which defines forward but no backward staticmethod: "
+             "autograd cannot send a gradient through it"]
+    advice = Suggestion(f"or, if a gradient through {name} is meant, write its backward: one gradient per input "
+                        "of forward, the derivative of its outputs times grad_outputs")
+    if found is None:
+        location = context.raise_location("raised", f"{name} has no backward")
+        return diagnosis(codes.FUNCTION_WITHOUT_BACKWARD, location, notes=notes, help=[advice])
+    filename, class_node = found
+    forward = next((n for n in class_node.body if isinstance(n, ast.FunctionDef) and n.name == "forward"), None)
+    misspelled = _misspelled_backward(class_node)
+    if misspelled is not None:
+        location = _line_location(filename, misspelled.lineno, f"{name}.{misspelled.name} is not called by autograd")
+        line = linecache.getline(filename, misspelled.lineno)
+        renamed = line_change(filename, misspelled.lineno, f"def {misspelled.name}(", "def backward(",
+                              f"rename {misspelled.name} to backward: autograd calls the staticmethod named backward")
+        return diagnosis(codes.FUNCTION_WITHOUT_BACKWARD, location, notes=notes,
+                         help=[renamed] if renamed is not None and line else [advice])
+    last = class_node.body[-1]
+    location = _line_location(filename, last.end_lineno or last.lineno,
+                              f"{name} ends here without a backward staticmethod")
+    inputs = [a.arg for a in forward.args.args[1:]] if forward is not None else []
+    helps = []
+    if forward is not None and forward.args.vararg is None and inputs:
+        if len(needs) == len(inputs) and any(needs):
+            notes.append(f"input{'s' if sum(needs) > 1 else ''} "
+                         f"{', '.join(i for i, need in zip(inputs, needs) if need)} of {name} required grad here")
+        class_text = text_of(filename, class_node)
+        indent = " " * (class_node.body[0].col_offset - class_node.col_offset)
+        if class_text is not None:
+            # Lines after the first keep the file's indentation; the replacement's are relative to the class.
+            base = " " * class_node.col_offset
+            class_text = "\n".join([class_text.split("\n")[0]] + [
+                line[len(base):] if line.startswith(base) else line for line in class_text.split("\n")[1:]])
+            method = (f"\n\n{indent}@staticmethod\n{indent}def backward(ctx, *grad_outputs):\n"
+                      f"{indent}{indent}return {', '.join(['None'] * len(inputs))}")
+            class_location = statement_location(filename, class_node, role="class")
+            helps.append(Suggestion(
+                f"if {name}'s outputs are meant as constants (no gradient flows through it, as for a search or "
+                f"an index), give it a backward that returns None for each input of forward ({', '.join(inputs)}) "
+                "(unverified: whether a gradient through it was meant is the Function's own)",
+                replacement=class_text + method, location=class_location))
+    helps.append(advice)
+    return diagnosis(codes.FUNCTION_WITHOUT_BACKWARD, location, notes=notes, help=helps)
+
+
 MATCHERS = [
     (MIXED_DTYPES, autocast_function_mixed_dtypes),
     (r"Legacy autograd function with non-static forward method is deprecated", legacy_function_called),
@@ -1080,4 +1177,6 @@ MATCHERS = [
     (r"^(not enough|too many) values to unpack \(expected \d+", saved_tensors_count),
     (r"trying to differentiate twice a function that was marked\s*with @once_differentiable",
      once_differentiable_twice),
+    (r"You must implement (either the backward or vjp method|the backward function) for (your )?custom "
+     r"autograd\.Function", function_without_backward),
 ]
