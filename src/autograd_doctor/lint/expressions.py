@@ -156,7 +156,7 @@ class ExpressionEvents:
             if self.is_graph(value) or self.calls_parameter(value) or (
                     isinstance(value, ast.Name) and any(  # a graph on one path at least
                         v is not None and not off and (self.is_graph(v) or self.calls_parameter(v))
-                        for _, v, off in scope.bind_values.get(value.id, ()))):
+                        for _, v, off in self.reaching_bind_values(value.id, call))):
                 where = _landing(call, i)
                 self.graph_callers.graph_call(callee, where)  # `f(layer(x))`, `f(model(x))`
             elif scope.graph_arguments and self.result_carries_graph(value):
@@ -165,6 +165,50 @@ class ExpressionEvents:
                     self.graph_callers.handed_on(scope.evidence_key, callee, where)
                 else:  # a forward()'s arguments, a log_prob's value
                     self.graph_callers.graph_call(callee, where)
+
+    def reaching_bind_values(self, name: str, call) -> list:
+        """The bindings of ``name`` whose value can reach ``call``: all of them, unless
+        the latest one is a statement that runs before the call on every path to it
+        (a sibling before the call's statement in one block, or a `with` around such
+        a statement): then only that one (set AJ: escnn's `X = best_X`, a detached
+        copy, then `_normalize(X)`; `h = h.detach()` before `unit_(h)`).  An earlier
+        binding to a graph tensor does not reach the call there."""
+        binds = self.scope.bind_values.get(name, ())
+        if len(binds) < 2:
+            return binds
+        latest = max(binds, key=lambda b: b[0])
+        value = latest[1]
+        if value is None:
+            return binds
+        root = self.scope.function if self.scope.function is not None else self.tree
+        parents = getattr(root, "_adl_stmt_parents", None)
+        if parents is None:
+            parents = {id(child): node for node in ast.walk(root) for child in ast.iter_child_nodes(node)}
+            root._adl_stmt_parents = parents
+        bound = value
+        while bound is not None and not isinstance(bound, ast.stmt):
+            bound = parents.get(id(bound))
+        if not isinstance(bound, (ast.Assign, ast.AnnAssign)) or bound.value is not value:
+            return binds  # `h += 1` keeps what `h` held; an unpacked or chained target
+        while isinstance(parents.get(id(bound)), (ast.With, ast.AsyncWith)) \
+                and bound in parents[id(bound)].body:
+            bound = parents[id(bound)]  # a `with` body always runs (or raises)
+        node = call
+        while node is not None and node is not root:
+            parent = parents.get(id(node))
+            if parent is None:
+                break
+            if isinstance(node, ast.stmt):
+                for field in ("body", "orelse", "finalbody"):
+                    block = getattr(parent, field, None)
+                    if isinstance(block, list) and node in block:
+                        if bound in block and block.index(bound) < block.index(node):
+                            return [latest]
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) \
+                    and parent is not root:
+                break  # a nested function's body runs later, from elsewhere
+            node = parent
+        return binds
 
     def calls_parameter(self, value) -> bool:
         """`model(x)`: a call of a callable this function was given, with arguments; or
