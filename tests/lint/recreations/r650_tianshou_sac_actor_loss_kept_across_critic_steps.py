@@ -65,11 +65,11 @@ class SACPolicy:
         critic1_loss = F.mse_loss(self.critic1(obs, act), target_q)
         self.critic1_optim.zero_grad()
         critic1_loss.backward()
-        self.critic1_optim.step()  # missed: ADL003
+        self.critic1_optim.step()  # expect: ADL003
         critic2_loss = F.mse_loss(self.critic2(obs, act), target_q)
         self.critic2_optim.zero_grad()
         critic2_loss.backward()
-        self.critic2_optim.step()  # missed: ADL003
+        self.critic2_optim.step()  # expect: ADL003
         self.actor_optim.zero_grad()
         actor_loss.backward()
         self.actor_optim.step()

@@ -732,7 +732,8 @@ def _owned(module: str, owners) -> str | None:
     (a dict's module is part of the dict: `self.models["decoder"]` of `self.models`)."""
     for owner in owners:
         if module == owner or module.startswith((owner + ".", owner + "[")) \
-                or (not isinstance(owners, _WholeModules) and owner.startswith((module + ".", module + "["))):
+                or (not isinstance(owners, _WholeModules) and not isinstance(owner, N.AttributeAlias)
+                    and owner.startswith((module + ".", module + "["))):
             return owner
     return None
 
