@@ -285,6 +285,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             self.modules.layer_class_parameters, self.layer_class_parameters(self.function_defaults)
         self.scope = Scope(node.name, grad_off, module_class)
         self.scope.owner_class = self.enclosing_class[-1] if self.enclosing_class else None
+        self.scope.function_node = node
         # a loss the framework backpropagates; a result that callers differentiate
         self.scope.framework_backward = self.framework_loss_method(bases, node.name)
         self.scope.returns_to_callers = distribution and node.name in N.DIFFERENTIABLE_DISTRIBUTION_METHODS

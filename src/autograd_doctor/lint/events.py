@@ -58,6 +58,7 @@ class Scope:
     grad_off: bool
     module_class: str | None = None     # enclosing nn.Module subclass, if a method
     owner_class: str | None = None      # enclosing class of any kind, if a method (summaries.py)
+    function_node: object = None        # the `def` walked (statements.attribute_aliases)
     # Lightning's training_step / the Trainer's compute_loss: the framework
     # backpropagates the returned loss
     framework_backward: bool = False

@@ -334,3 +334,10 @@ def is_tensor_function(qualname: str) -> bool:
         return False
     name = qualname[6:]
     return bool(name) and name[0].islower() and name not in NOT_TENSOR_FUNCTIONS
+
+
+class AttributeAlias(str):
+    """An optimizer's module known only as the attribute a constructor argument was
+    stored in (`self.critic = critic`, `Adam(critic.parameters())`): it counts for
+    calls of that attribute or a part of it, not for calls of the object that holds
+    it (`self(...)` may never use it; statements.attribute_aliases)."""

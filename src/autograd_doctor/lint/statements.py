@@ -78,6 +78,7 @@ class AssignmentEvents:
                 for n in ast.walk(a):
                     if isinstance(n, (ast.Name, ast.Attribute)):
                         owners |= lists.get(self.text(n), set())
+        owners |= self.attribute_aliases(owners)
         if owners:
             self.training.param_lists[key] = owners
         q = self.qualname(value.func) or ""
@@ -86,6 +87,40 @@ class AssignmentEvents:
         if q.startswith("torch.optim.") or short in N.OPTIMIZER_CLASSES or \
                 short in self.scope.optimizer_parameters:  # `optimizer_class=optim.Adam`
             self.training.optimizers[key] = owners
+
+    def attribute_aliases(self, owners) -> set:
+        """`self.critic = critic` in the method that builds `Adam(critic.parameters())`
+        from its parameter `critic`: the optimizer steps `self.critic` too, the same
+        object under the attribute the other methods call.  Only when the parameter is
+        never re-bound in the method and the class binds the attribute once, so both
+        names hold the one module (ADL003)."""
+        node, cls = self.scope.function_node, self.scope.owner_class
+        plain = {o for o in owners if o.isidentifier()}
+        if node is None or cls is None or not plain:
+            return set()
+        arguments = node.args
+        parameters = {a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs}
+        stored = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        plain = {o for o in plain if o in parameters and o not in stored}
+        class_node = next((c for c in self.tree.body if isinstance(c, ast.ClassDef) and c.name == cls), None)
+        if not plain or class_node is None:
+            return set()
+        given: dict = {}  # attribute of `self` -> what each of its bindings in the class gives it
+        for statement in ast.walk(class_node):
+            targets = statement.targets if isinstance(statement, ast.Assign) else \
+                [statement.target] if isinstance(statement, (ast.AugAssign, ast.AnnAssign)) else []
+            value = getattr(statement, "value", None)
+            for target in targets:
+                pairs = [(target, value)]
+                if isinstance(target, (ast.Tuple, ast.List)):
+                    pairs = list(zip(target.elts, value.elts)) if isinstance(value, (ast.Tuple, ast.List)) \
+                        and len(value.elts) == len(target.elts) else [(e, None) for e in target.elts]
+                for t, v in pairs:
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        given.setdefault(t.attr, []).append(
+                            v.id if isinstance(v, ast.Name) and isinstance(statement, ast.Assign) else None)
+        return {N.AttributeAlias(f"self.{attr}") for attr, values in given.items()
+                if len(values) == 1 and values[0] in plain}
 
     def record_container_members(self, key, value) -> None:
         """`self.model_modules = nn.ModuleList([self.encoder, self.decoder])`: an

@@ -123,8 +123,11 @@ a callable the shared value did not, `head(feat)`, stays silent: the
 optimizer may hold that callable's parameters only).  An optimizer whose construction names no `.parameters()` is not
 tracked.  A module or optimizer called under another name than the one the
 optimizer was built with is recognised only through a plain binding in the
-same function (`aug, opt_a = self.aug, self.opt_a`, `aug = aug.train()`), not
-through containers or arguments.  A value whose graph an
+same function (`aug, opt_a = self.aug, self.opt_a`, `aug = aug.train()`), or
+through a constructor that stores its argument once on the object and builds the
+optimizer over the argument (`self.critic = critic`, `Adam(critic.parameters())`:
+calls of `self.critic`, not of the object holding it), not through containers or
+other arguments.  A value whose graph an
 earlier `backward()` without `retain_graph` already freed is not claimed: a
 later backward through it would fail anyway ("backward through the graph a
 second time"), and in working code the dependency is not a graph path (a
@@ -732,7 +735,8 @@ def _owned(module: str, owners) -> str | None:
     (a dict's module is part of the dict: `self.models["decoder"]` of `self.models`)."""
     for owner in owners:
         if module == owner or module.startswith((owner + ".", owner + "[")) \
-                or (not isinstance(owners, _WholeModules) and owner.startswith((module + ".", module + "["))):
+                or (not isinstance(owners, _WholeModules) and not isinstance(owner, N.AttributeAlias)
+                    and owner.startswith((module + ".", module + "["))):
             return owner
     return None
 
