@@ -96,8 +96,8 @@ def check_scope(checker, scope) -> None:
     for node, obj, how in scope.noted("ADL040"):
         entry = scope.binding(obj.id, 10 ** 9)
         what = f"`{obj.id}` is not a leaf: it was computed with a graph"
-        binding = next((e for e in scope.bind_values.get(obj.id, ()) if e[1] is not None
-                        and e[1].lineno <= node.lineno), entry)
+        before = [e for e in scope.bind_values.get(obj.id, ()) if e[1] is not None and e[1].lineno <= node.lineno]
+        binding = max(before, key=lambda e: e[1].lineno) if before else entry  # the latest binding before the line
         if binding is not None and binding[1] is not None:
             what = f"`{obj.id}` is not a leaf: it was computed with a graph on line {binding[1].lineno}"
         written = "`requires_grad_(False)`" if how == "method" else "setting its `requires_grad`"
