@@ -676,7 +676,19 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                 notes.append(f"{len(trained_only_through)} tensor(s) that require grad (weights) get their gradient "
                              f"only through {name}: detached, {name} would leave them untrained, so it is computed "
                              "again in each iteration instead")
-            if (isinstance(root_expr, ast.Name) and root_expr.id == name) or trained_only_through:
+            anonymous = _anonymous_leaf_input(site.filename, chain, value, trained_only_through) \
+                if isinstance(value, torch.Tensor) and trained_only_through else None
+            if anonymous is not None:
+                made, replaced, factory = anonymous
+                notes[-1] = (f"the only tensor that requires grad behind {name} is made inside the expression, by "
+                             f"{factory}: nothing in the program holds it, so no optimizer steps it and no one can "
+                             f"read its gradient; the graph it gives {name} trains nothing")
+                helps.append(Suggestion(
+                    f"drop requires_grad=True from {factory}: {name} keeps its values and carries no graph, so "
+                    f"every iteration's backward() goes through its own graph only (a {name}.requires_grad_() after it "
+                    f"makes {name} itself a leaf whose gradient backward() fills)", replaced, statement_location(site.filename, made)))
+                detached = None
+            elif (isinstance(root_expr, ast.Name) and root_expr.id == name) or trained_only_through:
                 # backward() is called on the tensor itself, or weights are trained only through
                 # it (a layer applied once before the loop): detached, it would cut them off;
                 # the tensor is meant to be computed anew in every iteration.
@@ -1327,6 +1339,96 @@ def _accumulator_reset(scope: Scope, loop: ast.AST, backward_statement: ast.stmt
                 return None
             return boundary, segment(scope.filename, start.value)
     return None
+
+
+_FACTORIES = {"rand", "randn", "randint", "rand_like", "randn_like", "zeros", "ones", "full", "empty", "tensor",
+              "zeros_like", "ones_like", "full_like", "empty_like", "arange", "linspace", "logspace", "eye",
+              "as_tensor", "normal"}
+
+
+def _requires_grad_keyword(node: ast.AST) -> ast.keyword | None:
+    """The literal `requires_grad=True` of a torch factory call (`torch.rand(..., requires_grad=True)`)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FACTORIES
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"):
+        return None
+    for keyword in node.keywords:
+        if keyword.arg == "requires_grad" and isinstance(keyword.value, ast.Constant) and keyword.value.value is True:
+            return keyword
+    return None
+
+
+def _held_by_the_program(leaf: torch.Tensor) -> bool:
+    """Whether anything but autograd's graph (and this analysis) holds the leaf: a name, a list, a
+    module's parameters, an optimizer's groups. Unknown counts as held."""
+    import gc
+    import sys
+
+    if isinstance(leaf, torch.nn.Parameter):
+        return True
+    try:
+        referrers = gc.get_referrers(leaf)
+    except Exception:
+        return True
+    here = sys._getframe()
+    try:
+        for referrer in referrers:
+            if isinstance(referrer, types.FrameType):
+                if referrer is here or "autograd_doctor" in referrer.f_code.co_filename:
+                    continue
+            return True
+        return False
+    finally:
+        del referrers, here
+
+
+def _anonymous_leaf_input(filename: str, chain: list[ast.stmt], value: torch.Tensor,
+                          only_through: set[int]) -> tuple[ast.stmt, str, str] | None:
+    """(statement, that statement without the keyword, the factory call's text) where the only
+    tensor that requires grad behind `value` is made inside the expression that computes it
+    (`t = 1 + 3 * torch.rand(20, 1, requires_grad=True)`): a leaf nothing in the program holds, so
+    no one can read its gradient and no optimizer steps it; the graph it gives `value` trains
+    nothing. Without the keyword the values are the same and `value` carries no graph. None unless
+    exactly one such call is in the lines that build `value` and its leaf is the one reached only
+    through `value`, with no other leaf below it."""
+    if len(only_through) != 1 or value.grad_fn is None:
+        return None
+    walked, finished = graph_nodes([value.grad_fn], MAX_NODES)
+    leaves = [node.variable for node in walked if getattr(node, "variable", None) is not None]
+    if not finished or len(leaves) != 1 or id(leaves[0]) not in only_through:
+        return None
+    leaf = leaves[0]
+    del walked, leaves
+    if _held_by_the_program(leaf):
+        return None
+    found = []
+    for statement in chain:
+        if any(isinstance(node, ast.NamedExpr) for node in ast.walk(statement)):
+            return None
+        value_node = statement.value if isinstance(statement, ast.Assign) else None
+        for node in ast.walk(statement):
+            keyword = _requires_grad_keyword(node)
+            if keyword is not None:
+                if node is value_node:
+                    return None  # the statement's result is the leaf itself, held by its name
+                found.append((statement, node, keyword))
+    if len(found) != 1:
+        return None
+    statement, call, keyword = found[0]
+    call_text = segment(filename, call)
+    if call_text is None or keyword.lineno != call.lineno or keyword.end_lineno != call.lineno:
+        return None
+    start, end = keyword.col_offset - call.col_offset, keyword.end_col_offset - call.col_offset
+    head = call_text[:start].rstrip()
+    if head.endswith(","):
+        head = head[:-1].rstrip()
+    elif call_text[end:].lstrip().startswith(","):
+        end = end + call_text[end:].index(",") + 1
+        head = call_text[:start]
+    new_call = head + call_text[end:].lstrip() if head.endswith("(") else head + call_text[end:]
+    replaced = replace_node_text(filename, statement, call, new_call)
+    if replaced is None:
+        return None
+    return statement, replaced, call_text
 
 
 def _holds_no_program_value(node: ast.expr) -> bool:

@@ -357,18 +357,32 @@ def later_update_first(order: UpdateOrder) -> tuple[Suggestion, Location] | None
         start -= 1
     earlier = block[start:order.index(order.step) + 1]
     between = block[order.index(order.step) + 1:order.index(order.backward)]
-    if any(_method_call(s) is None for s in earlier + between) or \
+    by_hand = None
+    if any(_method_call(s) is None for s in earlier):
+        by_hand = _hand_set_update_start(order)
+        if by_hand is None:
+            return None
+        start = by_hand
+        earlier = block[start:order.index(order.step) + 1]
+    if any(_method_call(s) is None for s in between) or \
             any(_method_call(s)[1] in ("backward", "step") for s in between):
         return None
     end = _later_update_end(order)
     if end is None or order.loss is None:
         return None
-    _, earlier_loss = _root_tensor(order.first, order.values)
-    if earlier_loss is None or _graph_nodes(earlier_loss) & _graph_nodes(order.loss):
-        return None
     later_ids = _later_step_parameters(order, end)
-    if not later_ids or later_ids & reached_leaves([earlier_loss]):
-        return None
+    if by_hand is not None:
+        # The earlier gradients were computed by torch.autograd.grad (which leaves no .grad) and
+        # handed to the weights by hand after the optimizer's zero_grad(): only those statements
+        # move, and they must not set gradients of the weights the later update steps.
+        if not later_ids or later_ids & order.optimizer_ids:
+            return None
+    else:
+        _, earlier_loss = _root_tensor(order.first, order.values)
+        if earlier_loss is None or _graph_nodes(earlier_loss) & _graph_nodes(order.loss):
+            return None
+        if not later_ids or later_ids & reached_leaves([earlier_loss]):
+            return None
     clears = any(_method_call(s, "zero_grad") is not None and _method_call(s)[0] == order.optimizer for s in earlier)
     if order.optimizer_ids & reached_leaves([order.loss]) and not clears:
         return None
@@ -393,6 +407,43 @@ def later_update_first(order: UpdateOrder) -> tuple[Suggestion, Location] | None
                                  note=f"backward needed the old value here: this update should come before "
                                       f"{order.optimizer}.step()")
     return help, primary
+
+
+def _sets_gradients_only(statement: ast.stmt) -> bool:
+    """`<x>.grad = <value>` (one or several targets, all `.grad`), or a plain `for` loop whose body
+    is only such assignments: gradients handed to weights by hand, nothing computed for a loss."""
+    if isinstance(statement, ast.Assign):
+        return all(isinstance(target, ast.Attribute) and target.attr == "grad" for target in statement.targets) \
+            and not any(isinstance(node, (ast.Call, ast.NamedExpr)) and not (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach")
+                for node in ast.walk(statement.value))
+    if isinstance(statement, ast.For) and not statement.orelse:
+        return bool(statement.body) and all(_sets_gradients_only(s) for s in statement.body)
+    return False
+
+
+def _hand_set_update_start(order: UpdateOrder) -> int | None:
+    """Where the earlier update starts when its gradients come from torch.autograd.grad and are
+    set by hand: the index of the optimizer's last zero_grad() before step(), after B1, when B1 is
+    not a backward() call (autograd.grad leaves no .grad behind) and every statement from there to
+    step() is a call or a gradient assignment (`_sets_gradients_only`)."""
+    if _method_call(order.first, "backward") is not None or not any(
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "grad"
+            for node in ast.walk(order.first)):
+        return None
+    block, step = order.block, order.index(order.step)
+    for index in range(step - 1, order.index(order.first), -1):
+        call = _method_call(block[index], "zero_grad")
+        if call is not None and call[0] == order.optimizer:
+            statements = block[index:step]
+            if any(_method_call(s) is None and not _sets_gradients_only(s) for s in statements):
+                return None
+            if any(_method_call(s) is not None and _method_call(s)[1] in ("backward", "step") for s in statements):
+                return None
+            if not any(_sets_gradients_only(s) for s in statements):
+                return None
+            return index
+    return None
 
 
 def later_loss_trains_stepped_weights(order: UpdateOrder) -> bool:
