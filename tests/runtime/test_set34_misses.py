@@ -161,3 +161,36 @@ def test_behaviour_unchanged_under_the_doctor(tmp_path):
                                        run_name="__main__")
     assert torch.equal(namespace["result"]["hessian"], plain["hessian"])
     assert torch.equal(namespace["result"]["reverse"], plain["reverse"])
+
+
+# A third shape, run after the change: hessian under vmap (per-example Hessians), the block's value
+# made from the example and a closed-over weight. Near-twin: the block reads only the weight, which
+# no transform differentiates (silent).
+BATCHED_HESSIAN = """
+import torch
+torch.manual_seed(0)
+
+
+def f(x, w):
+    with torch.no_grad():
+        s = (x * w).abs().max()  # MARK
+    return (torch.sin(x) * s * w).sum()
+
+
+w = torch.randn(3, dtype=torch.float64)
+xs = torch.randn(5, 3, dtype=torch.float64)
+result = {"hessian": torch.vmap(torch.func.hessian(f), in_dims=(0, None))(xs, w),
+          "reverse": torch.vmap(torch.func.jacrev(torch.func.jacrev(f)), in_dims=(0, None))(xs, w)}
+"""
+BATCHED_WEIGHT_ONLY = BATCHED_HESSIAN.replace("(x * w).abs().max()", "w.abs().max()")
+
+
+def test_per_example_hessians_under_vmap(tmp_path):
+    found = [d for d in warned(tmp_path, BATCHED_HESSIAN) if d.code == "AD318"]
+    assert len(found) == 1
+    assert found[0].primary.line == line_of(BATCHED_HESSIAN, "# MARK")
+    original = result_of(tmp_path, BATCHED_HESSIAN, "original")
+    assert not torch.allclose(original["hessian"], original["reverse"])
+    fixed = result_of(tmp_path, apply_suggestion(textwrap.dedent(BATCHED_HESSIAN), found[0].help[0]), "fixed")
+    assert torch.allclose(fixed["hessian"], original["reverse"])
+    assert [d.code for d in warned(tmp_path, BATCHED_WEIGHT_ONLY, "twin")] == []
