@@ -88,10 +88,12 @@ def _diagnosis(block) -> Diagnosis | None:
         helps.append(Suggestion(f"detach {names} inside the block (`.detach()`): detach() drops the tangent as "
                                 "well as the graph"))
     calls = f" ({block.calls} times)" if block.calls > 1 else ""
-    notes = [f"this block ran inside a forward-mode torch.func transform (jvp, or jacfwd, which is vmap over "
-             f"jvp){calls}, and {names} came out of it with a tangent: forward-mode AD does not honour "
-             f"torch.no_grad(), so wherever the result uses {names}, the transform counts its derivative, while "
-             f"jacrev, vjp or backward() of the same function treat it as a constant (no error)"]
+    where = ("inside a reverse-mode torch.func transform (grad, jacrev) that a forward-mode one encloses "
+             "(hessian, which is jacfwd over jacrev, or jvp over grad)" if block.nested else
+             "inside a forward-mode torch.func transform (jvp, or jacfwd, which is vmap over jvp)")
+    notes = [f"this block ran {where}{calls}, and {names} came out of it with a tangent: forward-mode AD "
+             f"does not honour torch.no_grad(), so wherever the result uses {names}, the transform counts its "
+             f"derivative, while jacrev, vjp or backward() of the same function treat it as a constant (no error)"]
     return Diagnosis(code=codes.NO_GRAD_UNDER_FORWARD_TRANSFORM, title=codes.title(codes.NO_GRAD_UNDER_FORWARD_TRANSFORM),
                      severity="warning", primary=primary, related=related, notes=notes, help=helps)
 

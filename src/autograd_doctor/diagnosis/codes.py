@@ -4696,7 +4696,9 @@ derivative, while `jacrev`, `vjp` or `backward()` of the same function treat it 
 penalty or update built from `jacfwd` is then computed on a different Jacobian than the one the
 code describes, and nothing fails. autograd-doctor notes each `with torch.no_grad():` block of
 yours entered while a forward-mode transform runs, and reports, when the program ends, the names
-the block bound that carry a tangent.
+the block bound that carry a tangent. That includes a block inside a reverse-mode transform that a
+forward-mode one encloses (`torch.func.hessian`, which is `jacfwd(jacrev(f))`, or `jvp(grad(f))`):
+the inner reverse mode treats the value as a constant, the outer forward mode does not.
 
 **Minimal example.**
 

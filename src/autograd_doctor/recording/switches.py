@@ -460,10 +460,12 @@ class DifferentiatedNoGrad:
     line: int  # the `with` statement's line
     names: tuple  # the block's locals (new or rebound in it) that carry a tangent
     calls: int = 1
+    nested: bool = False  # the forward-mode transform encloses a reverse-mode one (hessian)
 
 
 _forward_no_grad: "collections.OrderedDict[tuple, DifferentiatedNoGrad]" = collections.OrderedDict()
 _peek_interpreter = getattr(getattr(torch._C, "_functorch", None), "peek_interpreter_stack", None)
+_interpreter_stack = getattr(getattr(torch._C, "_functorch", None), "get_interpreter_stack", None)
 
 
 def differentiated_no_grad_blocks() -> list[DifferentiatedNoGrad]:
@@ -480,18 +482,54 @@ def _note_forward_transform(context) -> None:
     if _peek_interpreter is None:
         return
     interpreter = _peek_interpreter()
-    if interpreter is None or getattr(interpreter.key(), "name", "") != "Jvp":
+    if interpreter is None:
+        return  # outside every torch.func transform: the common case, one call
+    if getattr(interpreter.key(), "name", "") == "Jvp":
+        nested = False
+    elif _interpreter_stack is not None and _pop_interpreter is not None and any(
+            getattr(outer.key(), "name", "") == "Jvp" for outer in (_interpreter_stack() or ())):
+        # hessian = jacfwd(jacrev(f)), jvp(grad(f)): the innermost reverse mode honours no_grad, the
+        # enclosing forward mode does not, so the block's values still carry its tangent
+        nested = True
+    else:
         return
     frame = sys._getframe(2)
     if is_internal_file(frame.f_code.co_filename):
         return
     before = {name: id(value) for name, value in
               itertools.islice(frame_locals(frame).items(), MAX_LOCALS_LOOKED_AT)}
-    context.__dict__["_autograd_doctor_forward_transform"] = (frame.f_code, frame.f_lineno, before)
+    context.__dict__["_autograd_doctor_forward_transform"] = (frame.f_code, frame.f_lineno, before, nested)
+
+
+try:
+    from torch._functorch.pyfunctorch import temporarily_pop_interpreter_stack as _pop_interpreter
+except Exception:  # pragma: no cover - a torch without it: nested transforms are not looked at
+    _pop_interpreter = None
+
+
+def _carries_outer_tangent(value) -> bool:
+    """Whether `value`, made inside a reverse-mode transform nested in a forward-mode one, carries
+    the forward-mode tangent: unwrap it level by level (each inner level popped for the look, then
+    pushed back) down to a Jvp level and ask there. A value not wrapped at a level (made from
+    constants there) stops the walk: no tangent claimed."""
+    import contextlib
+
+    from torch.autograd.forward_ad import unpack_dual
+
+    functorch = torch._C._functorch
+    with contextlib.ExitStack() as popped:
+        for interpreter in reversed(_interpreter_stack() or ()):
+            if functorch.maybe_get_level(value) != interpreter.level():
+                return False
+            if getattr(interpreter.key(), "name", "") == "Jvp" and unpack_dual(value).tangent is not None:
+                return True
+            popped.enter_context(_pop_interpreter())
+            value = functorch.get_unwrapped(value)
+    return False
 
 
 def _note_differentiated_no_grad_results(entered) -> None:
-    code, line, before = entered
+    code, line, before, nested = entered
     frame = sys._getframe(2)
     if frame.f_code is not code:
         return
@@ -504,7 +542,7 @@ def _note_differentiated_no_grad_results(entered) -> None:
         for name, value in itertools.islice(frame_locals(frame).items(), MAX_LOCALS_LOOKED_AT):
             if not isinstance(value, torch.Tensor) or id(value) in existing:
                 continue
-            if unpack_dual(value).tangent is not None:
+            if (_carries_outer_tangent(value) if nested else unpack_dual(value).tangent is not None):
                 names.append(name)
     finally:
         own_work_done(started)
@@ -516,8 +554,9 @@ def _note_differentiated_no_grad_results(entered) -> None:
         if found is not None:
             found.calls += 1
             found.names = tuple(dict.fromkeys(found.names + tuple(names)))
+            found.nested = found.nested or nested
             return
-        _forward_no_grad[key] = DifferentiatedNoGrad(code.co_filename, line, tuple(names))
+        _forward_no_grad[key] = DifferentiatedNoGrad(code.co_filename, line, tuple(names), nested=nested)
         while len(_forward_no_grad) > MAX_FORWARD_SITES:
             _forward_no_grad.popitem(last=False)
 
