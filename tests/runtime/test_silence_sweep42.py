@@ -96,6 +96,49 @@ CORRECT = {
                     a.mul_(0.9).add_(b.detach(), alpha=0.1)
         grads = [p.detach().clone() for p in [*G.parameters(), *D.parameters(), *online.parameters(), *target.parameters()]]
     """,
+    # Written after the fix, in shapes it was not tuned on: the detach after an early return of a
+    # helper (`if step >= warm: return z`), and the detach in one branch of an if/else in a try.
+    "an early return before the detach in a helper": """
+        import torch
+        torch.manual_seed(1)
+        enc = torch.nn.Linear(5, 4); dec = torch.nn.Linear(4, 5)
+        opt_e = torch.optim.SGD(enc.parameters(), lr=0.05); opt_d = torch.optim.SGD(dec.parameters(), lr=0.05)
+
+        def code_of(x, step, warm=3):
+            z = enc(x)
+            if step >= warm:
+                return z
+            return z.detach()
+
+        x = torch.randn(12, 5)
+        step = 0
+        while step < 6:
+            loss = (dec(code_of(x, step)) - x).pow(2).mean()
+            opt_e.zero_grad(); opt_d.zero_grad()
+            loss.backward()
+            opt_d.step(); opt_e.step()
+            step += 1
+        grads = [p.detach().clone() for p in [*enc.parameters(), *dec.parameters()]]
+    """,
+    "a detach in one branch of an if/else inside a try": """
+        import torch
+        torch.manual_seed(2)
+        enc = torch.nn.Linear(5, 4); head = torch.nn.Linear(4, 1)
+        opts = [torch.optim.Adam(enc.parameters(), 1e-3), torch.optim.Adam(head.parameters(), 1e-2)]
+        x, y = torch.randn(12, 5), torch.randn(12, 1)
+        for epoch in range(5):
+            try:
+                if epoch < 2:
+                    loss = torch.nn.functional.l1_loss(head(enc(x).detach()), y)
+                else:
+                    loss = torch.nn.functional.l1_loss(head(enc(x)), y)
+            finally:
+                pass
+            for o in opts: o.zero_grad()
+            loss.backward()
+            for o in opts: o.step()
+        grads = [p.detach().clone() for p in [*enc.parameters(), *head.parameters()]]
+    """,
 }
 
 
