@@ -33,6 +33,8 @@ class GradientlessSteps:
         # By identity: an optimizer made anew each epoch takes a freed one's id.
         self._counts = IdentityMap()
         self._reported = IdentitySet()
+        # Optimizers whose parameters a detach() made under a condition cut off: not reported.
+        self._scheduled = IdentitySet()
         # Per optimizer, the leaf-creation mark at its previous step: the leaves made since then are
         # the ones this step's backward() could have reached.
         self._leaf_marks = IdentityMap()
@@ -56,7 +58,7 @@ class GradientlessSteps:
         if not backwards:
             return None
         steps = self._counts[optimizer] = self._counts.get(optimizer, 0) + 1
-        if steps < STEPS_BEFORE_REPORT:
+        if steps < STEPS_BEFORE_REPORT or optimizer in self._scheduled:
             return None
         self._reported.add(optimizer)
         diagnosis = _diagnosis(optimizer, trainable, backwards[-1].site, stack[0], steps,
@@ -74,13 +76,107 @@ class GradientlessSteps:
             if cause is not None:
                 _name_the_cause(diagnosis, *cause)
         if diagnosis.primary.role == "step":  # still nothing: a detach() of the user's that cut them off
-            cause = _detach_copy_cause({id(p) for p in trainable}, optimizer)
+            cut = _detach_copy_cut({id(p) for p in trainable})
+            if cut is not None and _taken_on_some_runs_only(cut):
+                # A detach() made only where a condition holds (a warm-up that trains the head alone,
+                # a probe switched by an argument): the empty steps so far may be the schedule, and
+                # the run has not yet reached the iterations that take the other branch. Silent for
+                # this optimizer: nothing is known to be wrong.
+                self._scheduled.add(optimizer)
+                self._reported.discard(optimizer)
+                return None
+            cause = _detach_copy_cause(cut, optimizer) if cut is not None else None
             if cause is not None:
                 _name_the_cause(diagnosis, *cause)
         return diagnosis
 
 
-def _detach_copy_cause(trainable_ids: set[int], optimizer):
+def _detach_copy_cut(trainable_ids: set[int]):
+    """The one GraphCut of a user's `x.detach()` line whose graph reached these trainable
+    parameters (recording/switches.py walks the graph at the first calls of each line); None when
+    no line or more than one did."""
+    from autograd_doctor.recording import switches
+
+    found = []
+    for cut in switches.detach_copy_cuts():
+        reached = [ref() for ref in cut.leaves]
+        if any(leaf is not None and id(leaf) in trainable_ids for leaf in reached):
+            found.append(cut)
+    return found[0] if len(found) == 1 else None
+
+
+_SCOPES = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def _taken_on_some_runs_only(cut) -> bool:
+    """Whether the detach() line of `cut` runs only where a condition holds: its statement lies in
+    an `if` (or a `match` case) inside the innermost loop or function around it, follows there an
+    `if` that can leave the block (return, break, continue, raise), or its `detach()` call lies in
+    one branch of a conditional expression. A `__name__ == "__main__"` guard is not
+    such a condition. Unknown source: False (the line is named as before)."""
+    from autograd_doctor.diagnosis.source import parse_file
+
+    site = cut.stack[0]
+    tree = parse_file(site.filename)
+    statement = statement_at(site.filename, site.lineno)
+    if tree is None or statement is None:
+        return False
+    for node in ast.walk(statement):
+        if isinstance(node, ast.IfExp):
+            for branch in (node.body, node.orelse):
+                if any(isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                       and call.func.attr == "detach" for call in ast.walk(branch)):
+                    return True
+    path = (_path_to(tree, statement) or []) + [statement]
+    for index in range(len(path) - 1, 0, -1):
+        ancestor, below = path[index - 1], path[index]
+        if isinstance(ancestor, getattr(ast, "match_case", ())) or \
+                (isinstance(ancestor, ast.If) and not _main_guard(ancestor.test)):
+            return True
+        # An earlier `if` of the same block that can leave it (`if step >= warm: return z` before
+        # `return z.detach()`): the line runs only where that condition does not hold.
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(ancestor, field, None)
+            if isinstance(block, list) and below in block:
+                if any(isinstance(earlier, ast.If) and not _main_guard(earlier.test) and _leaves_block(earlier)
+                       for earlier in block[:block.index(below)]):
+                    return True
+        if isinstance(ancestor, _SCOPES):
+            return False
+    return False
+
+
+def _leaves_block(statement: ast.stmt) -> bool:
+    """Whether `statement` holds a return, break, continue or raise (outside nested functions)."""
+    todo = [statement]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Return, ast.Break, ast.Continue, ast.Raise)):
+            return True
+        todo.extend(child for child in ast.iter_child_nodes(node)
+                    if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)))
+    return False
+
+
+def _path_to(tree: ast.AST, target: ast.AST) -> list | None:
+    """The nodes from `tree` down to `target` (neither included), or None."""
+    stack = [(tree, [])]
+    while stack:
+        node, path = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if child is target:
+                return path + ([node] if node is not tree else [])
+            if not isinstance(child, ast.expr):  # a statement never lies inside an expression
+                stack.append((child, path + ([node] if node is not tree else [])))
+    return None
+
+
+def _main_guard(test: ast.AST) -> bool:
+    return isinstance(test, ast.Compare) and any(
+        isinstance(side, ast.Name) and side.id == "__name__" for side in (test.left, *test.comparators))
+
+
+def _detach_copy_cause(cut, optimizer):
     """(location, notes, advice) for the one line of the user's that called `x.detach()` on a tensor
     whose graph reached this optimizer's trainable parameters (recording/switches.py walks the graph
     at the first calls of each line). Every loss backpropagated so far missed those parameters, so
@@ -89,16 +185,6 @@ def _detach_copy_cause(trainable_ids: set[int], optimizer):
     drop is not known, and the step() stays the primary location. The help is advice: nothing
     raised, so no oracle re-runs the program (dropping it may not be all: a value the same code
     takes from torch.autograd.grad carries a graph only with create_graph=True)."""
-    from autograd_doctor.recording import switches
-
-    found = []
-    for cut in switches.detach_copy_cuts():
-        reached = [ref() for ref in cut.leaves]
-        if any(leaf is not None and id(leaf) in trainable_ids for leaf in reached):
-            found.append(cut)
-    if len(found) != 1:
-        return None
-    cut = found[0]
     site = cut.stack[0]
     statement = statement_at(site.filename, site.lineno)
     if statement is None:
