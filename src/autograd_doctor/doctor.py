@@ -714,12 +714,14 @@ class Doctor:
             return
         self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
         self._report_silent(update_order.clip_before_unscale_diagnosis, event.optimizer, event.stack, self.recorder)
-        self._report_silent(update_order.double_unscale_diagnosis, event.optimizer, event.stack, self.recorder)
+        if self.recorder.grad_scalers.calls:  # (AD248 needs an unscale_() call; most programs make none)
+            self._report_silent(update_order.double_unscale_diagnosis, event.optimizer, event.stack, self.recorder)
         self._report_silent(update_order.clip_inside_accumulation_diagnosis, event.optimizer, event.stack,
                             self.recorder)
         self._report_silent(update_order.gradients_never_cleared_diagnosis, event.optimizer, event.stack,
                             self.recorder)
-        self._report_silent(update_order.partial_clear_diagnosis, event.optimizer, event.stack, self.recorder)
+        if self.recorder.optimizer_clears.partial_clears:  # (AD229 needs a model.zero_grad() that left some)
+            self._report_silent(update_order.partial_clear_diagnosis, event.optimizer, event.stack, self.recorder)
         self._report_silent(update_order.gradients_left_by_another_diagnosis, event.optimizer, event.stack,
                             self.recorder)
         self._report_silent(update_order.gradients_added_by_another_diagnosis, event.optimizer, event.stack,

@@ -115,7 +115,7 @@ def _simulate(body, values: dict, qualname) -> None:
         if isinstance(stmt, ast.If):
             if _is_feature_test(stmt.test, qualname):
                 _simulate(stmt.body, values, qualname)
-            else:  # another test: whatever either branch assigns is unknown
+            elif True in values.values():  # another test: whatever either branch assigns is unknown
                 for attr in _assigned_self_attributes(stmt):
                     values[attr] = None
             continue
@@ -126,7 +126,9 @@ def _simulate(body, values: dict, qualname) -> None:
                 values[attr] = value.value
             else:
                 values[attr] = None
-        if not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Pass)):
+        # Only a flag that is True so far can be made unknown; any other is settled by a later
+        # assignment or stays not-True (the walk below was a third of the ast.walk calls).
+        if not isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Pass)) and True in values.values():
             for attr in _assigned_self_attributes(stmt):
                 values[attr] = None
 

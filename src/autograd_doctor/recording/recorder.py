@@ -9,6 +9,7 @@ formatting, no source reading, no analysis.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import linecache
 import re
@@ -908,8 +909,13 @@ def _locals_on_line(frame, scalars: bool, containers: bool) -> tuple[dict[str, s
         return values, kinds
     try:
         line = linecache.getline(frame.f_code.co_filename, frame.f_lineno)
+        if not scalars and "[" not in line:
+            # A container's kind serves only a name subscripted on the line (`c["k"].copy_(v)`,
+            # fixes._container_entry): a line without a subscript needs no copy of the frame's
+            # locals (an in-place activation or `+=` in a forward: every step).
+            return values, kinds
         local_vars = frame_locals(frame)
-        for name in set(_IDENTIFIER.findall(line)):
+        for name in _names_on(line):
             value = local_vars.get(name)
             if scalars and not (isinstance(value, bool) or value is None) and (
                     isinstance(value, (int, float)) or (isinstance(value, str) and len(value) < 40)):
@@ -919,6 +925,12 @@ def _locals_on_line(frame, scalars: bool, containers: bool) -> tuple[dict[str, s
         return values, kinds
     except Exception:
         return {}, {}
+
+
+@functools.lru_cache(maxsize=256)
+def _names_on(line: str) -> frozenset:
+    """The identifiers a source line names (the same few lines are written from at every step)."""
+    return frozenset(_IDENTIFIER.findall(line))
 
 
 def _writes_a_whole_tensor_by_index(op: str, args: tuple) -> bool:

@@ -423,9 +423,10 @@ def _recording_mode_enter(original, kind: str):
                 _remember_mode_entry(kind)
             except Exception:
                 pass  # bookkeeping must never break the user's block
-        if kind == "no_grad":
+        if kind == "no_grad" and _peek_interpreter is not None:
             try:
-                _note_forward_transform(self)
+                if _peek_interpreter() is not None:  # inside a torch.func transform (rare): AD318's look
+                    _note_forward_transform(self)
             except Exception:
                 pass
         return result
