@@ -44,7 +44,10 @@ caller handed it or one on `self`.  Silent when the function is decorated with
 that freezes parameters (`requires_grad_(False)`), when every call of it in the repository is made
 without gradients (for a function at the top of its file, the calls in files that
 name its module), or for Lightning's `validation_step` / `test_step` /
-`predict_step` (run under `no_grad` by the trainer).""",
+`predict_step` (run under `no_grad` by the trainer), or when the evaluated module
+is a normalisation layer built without parameters (`nn.BatchNorm1d(c, affine=False)`,
+`nn.LayerNorm(d, elementwise_affine=False)`), bound so in the function or handed so
+by every call of it in the file.""",
     why_bad="""`eval()` changes dropout and batch norm, not autograd: with gradients on,
 every forward records a graph and saves the activations its backward would
 need.  Kept outputs keep that graph alive, so evaluation takes more memory (and
