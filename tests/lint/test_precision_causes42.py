@@ -247,3 +247,25 @@ def test_norm_with_affine_evaluated_is_found(tmp_path):
     assert lines == [_write_line(text, "outs.append(norm(x))"), _write_line(text, "kept.append(bn(x))")]
     outs = runpy.run_path(path, run_name="not_main")["main"]()
     assert all(o.requires_grad for o in outs)  # each kept output holds its graph
+
+
+def test_type_test_mentions_keep_silence_and_other_mentions_keep_finding(tmp_path):
+    lookup = LAYERS + '''
+
+def gates_of(model, kind):
+    return [m for m in model.modules() if isinstance(m, kind)]
+
+
+def count_gates(model):
+    return len(gates_of(model, Gate)) + isinstance(model, Gate)
+'''
+    root = _repo(tmp_path, {"layers.py": lookup, "train.py": TRAIN % ""})
+    assert _lines(os.path.join(root, "layers.py"), "ADL001") == []
+    handed = LAYERS + '''
+
+REGISTRY = {"gate": Gate}
+'''
+    second = tmp_path / "second"
+    second.mkdir()
+    _repo(second, {"layers.py": handed, "train.py": TRAIN % ""})
+    assert _lines(os.path.join(str(second), "layers.py"), "ADL001") == [_write_line(LAYERS, "h.mul_(2.0)")]

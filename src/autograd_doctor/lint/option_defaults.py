@@ -317,12 +317,40 @@ def _calls_leave_off(owner, filename: str, tree: ast.Module) -> bool | None:
                         return None
                     if position is not None and len(node.args) > position:
                         return None
+        tests = _type_tests(t, target)
         for node in ast.walk(t):
-            if isinstance(node, ast.Name) and node.id == target and id(node) not in calls:
+            if isinstance(node, ast.Name) and node.id == target and id(node) not in calls \
+                    and id(node) not in tests:
                 return None
             if isinstance(node, ast.Attribute) and node.attr == target and id(node) not in calls:
                 return None
     return found
+
+
+def _type_tests(tree: ast.Module, target: str) -> set:
+    """Mentions of ``target`` that only test types: `isinstance(m, C)`, `issubclass(k, C)`,
+    or an argument of a function of the file whose parameter there is only read as the
+    type of an `isinstance` test (`find_modules(self, FastAttention)`)."""
+    testers = {}
+    for f in tree.body:
+        if isinstance(f, ast.FunctionDef):
+            params = [a.arg for a in f.args.args]
+            for i, name in enumerate(params):
+                reads = [n for n in ast.walk(f) if isinstance(n, ast.Name) and n.id == name]
+                typed = [c.args[1] for c in ast.walk(f) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                         and c.func.id == "isinstance" and len(c.args) == 2 and isinstance(c.args[1], ast.Name)
+                         and c.args[1].id == name]
+                if reads and len(reads) == len(typed):
+                    testers.setdefault(f.name, set()).add(i)
+    out = set()
+    for c in ast.walk(tree):
+        if not isinstance(c, ast.Call) or not isinstance(c.func, ast.Name):
+            continue
+        for i, a in enumerate(c.args):
+            if isinstance(a, ast.Name) and a.id == target and (
+                    (c.func.id in ("isinstance", "issubclass") and i == 1) or i in testers.get(c.func.id, ())):
+                out.add(id(a))
+    return out
 
 
 def _keyword_uses(tree: ast.Module, name: str):
