@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from autograd_doctor.lint.checker import Checker
 from autograd_doctor.lint.findings import Finding, split_lines
+from autograd_doctor.lint.option_defaults import off_by_default_lines
 from autograd_doctor.lint.rules import OPT_IN_CODES
 
 NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?",
@@ -116,9 +117,20 @@ def _lint_parsed(source: str, filename: str, selection: Selection) -> list[Findi
         finally:
             sys.setrecursionlimit(limit)
         findings = _without_noqa(findings, source)
+        findings = _without_off_branches(findings, tree, filename)
     findings = [f for f in findings if f.code in selection]
     findings.sort(key=Finding.sort_key)
     return findings
+
+
+def _without_off_branches(findings: list[Finding], tree: ast.Module, filename: str) -> list[Finding]:
+    """Drop findings in a branch an option off by default keeps from running
+    (``option_defaults``: the link "the line runs" lacks evidence)."""
+    lines = {f.line for f in findings if f.code != "ADL000"}
+    if not lines:
+        return findings
+    off = off_by_default_lines(tree, filename, lines)
+    return [f for f in findings if f.code == "ADL000" or f.line not in off]
 
 
 def _without_noqa(findings: list[Finding], source: str) -> list[Finding]:

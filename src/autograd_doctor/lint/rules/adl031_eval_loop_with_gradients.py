@@ -5,11 +5,13 @@ as long as the kept output."""
 from __future__ import annotations
 
 import ast
+import os
 
 from autograd_doctor.lint.names import INTEGER_RESULT_METHODS
 from autograd_doctor.lint.repository_callers import called_only_without_gradients
 from autograd_doctor.lint.rules.adl032_td_target_not_detached import _grad_off_call
 from autograd_doctor.lint.rules.base import Rule
+from autograd_doctor.lint.submodules import file_text, repository_files
 
 RULE = Rule(
     code="ADL031", name="eval-loop-with-gradients", default=False,
@@ -42,7 +44,10 @@ caller handed it or one on `self`.  Silent when the function is decorated with
 that freezes parameters (`requires_grad_(False)`), when every call of it in the repository is made
 without gradients (for a function at the top of its file, the calls in files that
 name its module), or for Lightning's `validation_step` / `test_step` /
-`predict_step` (run under `no_grad` by the trainer).""",
+`predict_step` (run under `no_grad` by the trainer), or when the evaluated module
+is a normalisation layer built without parameters (`nn.BatchNorm1d(c, affine=False)`,
+`nn.LayerNorm(d, elementwise_affine=False)`), bound so in the function or handed so
+by every call of it in the file.""",
     why_bad="""`eval()` changes dropout and batch norm, not autograd: with gradients on,
 every forward records a graph and saves the activations its backward would
 need.  Kept outputs keep that graph alive, so evaluation takes more memory (and
@@ -213,6 +218,9 @@ def _check_function(checker, func, forwarding=frozenset({"forward"}), handed=Non
     own_evaluated = {checker.text(c.func.value) for c in calls
                      if isinstance(c.func, ast.Attribute) and c.func.attr == "eval" and not c.args}
     evaluated = own_evaluated | set(handed)
+    evaluated = {e for e in evaluated if not _parameter_free(checker, func, e, functions)}
+    own_evaluated = own_evaluated & evaluated
+    handed = {k: v for k, v in handed.items() if k in evaluated}
     if not evaluated:
         return
     runs = _Runs(checker, evaluated, forwarding, functions)
@@ -234,6 +242,87 @@ def _check_function(checker, func, forwarding=frozenset({"forward"}), handed=Non
                                 for n in used)
     caller = None if own else next(iter(sorted(handed.values())), None)
     _report(checker, forward, in_loop, func.name, caller)
+
+
+_AFFINE_FLAGS = frozenset({"affine", "elementwise_affine"})
+
+
+def _norm_without_affine(node) -> bool:
+    """`nn.BatchNorm2d(c, affine=False)`, `nn.LayerNorm(d, elementwise_affine=False)`,
+    `InnerBatchNorm(t, affine=False)`: a normalisation layer built without parameters."""
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+    return "Norm" in name and any(
+        k.arg in _AFFINE_FLAGS and isinstance(k.value, ast.Constant) and k.value.value is False
+        for k in node.keywords)
+
+
+def _bound_only_to_norms(function, name: str) -> bool:
+    """Every binding of ``name`` in ``function`` is a parameter-free norm's construction
+    (at least one, and ``name`` is not a parameter of the function)."""
+    args = function.args
+    if name in {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}:
+        return False
+    values = []
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
+            values.append(node)
+    assigns = [n for n in ast.walk(function) if isinstance(n, ast.Assign) and len(n.targets) == 1
+               and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name]
+    return bool(assigns) and len(assigns) == len(values) and all(_norm_without_affine(a.value) for a in assigns)
+
+
+def _parameter_free(checker, func, name: str, functions) -> bool:
+    """The evaluated module ``name`` is a normalisation layer built without parameters
+    (escnn's batch-norm tests): bound in ``func`` only to such a construction, or a
+    parameter of ``func`` that every call of it in the file is handed one (a
+    construction, or a name its caller binds only to one); the function is mentioned
+    nowhere else in the file or in another file of the repository."""
+    if not name.isidentifier():
+        return False
+    if _bound_only_to_norms(func, name):
+        return True
+    args = func.args
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    if name not in positional and name not in {a.arg for a in args.kwonlyargs}:
+        return False
+    method = bool(positional) and positional[0] in ("self", "cls")
+    index = positional.index(name) - int(method) if name in positional else None
+    calls, mentions = [], 0
+    for node in ast.walk(checker.tree):
+        if isinstance(node, ast.Name) and node.id == func.name or \
+                isinstance(node, ast.Attribute) and node.attr == func.name:
+            mentions += 1
+        if isinstance(node, ast.Call):
+            f = node.func
+            last = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            if last == func.name:
+                calls.append(node)
+    if not calls or mentions != len(calls):
+        return False
+    if any(func.name in file_text(p) for p in repository_files(checker.filename)
+           if os.path.abspath(p) != os.path.abspath(checker.filename)):
+        return False
+    enclosing = {}
+    for f in functions:
+        for node in ast.walk(f):
+            if isinstance(node, ast.Call):
+                enclosing[id(node)] = f
+    for call in calls:
+        value = next((k.value for k in call.keywords if k.arg == name), None)
+        if value is None and index is not None and index < len(call.args):
+            value = call.args[index]
+        if value is None or any(isinstance(a, ast.Starred) for a in call.args):
+            return False
+        if _norm_without_affine(value):
+            continue
+        caller = enclosing.get(id(call))
+        if isinstance(value, ast.Name) and caller is not None and _bound_only_to_norms(caller, value.id):
+            continue
+        return False
+    return True
 
 
 class _Runs:
