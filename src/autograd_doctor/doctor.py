@@ -404,6 +404,7 @@ class Doctor:
             return
         try:
             found = never_stepped.never_stepped_diagnoses(self.recorder)
+            found += self._gradientless_steps.pending()  # AD214, made at a step, kept for the run's end
             if not self._failed:
                 found += cut_module_outputs.cut_module_output_diagnoses(self.recorder)
                 found += unstepped_optimizers.unstepped_optimizer_diagnoses(self.recorder)

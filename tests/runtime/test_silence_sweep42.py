@@ -3,7 +3,8 @@ that stop (docs/real-code.md, "Silence sweep after stop 42's checks"). The new `
 recorder lets AD214 name a `detach()` line that cut an optimizer's parameters off; a detach made
 only on some iterations (a warm-up that trains the head alone before the encoder, a linear probe
 switched by an argument) leaves the optimizer's first steps empty on purpose, and it trains once
-the branch is not taken: no AD214 then, in any mode. GAN and BYOL-style detaches beside
+the branch is not taken: no AD214 then, in any mode (AD214 is made at the second empty step and
+reported at the run's end only if the optimizer never trained since). GAN and BYOL-style detaches beside
 optimizers that train stay silent too. The buggy twin (the same detach on every iteration, in a
 function under a `__main__` guard) is still found at its line."""
 
@@ -139,6 +140,30 @@ CORRECT = {
             for o in opts: o.step()
         grads = [p.detach().clone() for p in [*enc.parameters(), *head.parameters()]]
     """,
+    # The same warm-up with the backbone's forward under no_grad(): no detach() line at all. AD214 is
+    # made at the second empty step but waits for the run's end, where the backbone has trained.
+    "warm-up: the backbone's forward under no_grad for the first epochs": """
+        import torch
+        torch.manual_seed(0)
+        backbone = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())
+        head = torch.nn.Linear(8, 1)
+        opt_bb = torch.optim.SGD(backbone.parameters(), lr=0.01)
+        opt_head = torch.optim.SGD(head.parameters(), lr=0.1)
+        x, y = torch.randn(16, 4), torch.randn(16, 1)
+        WARMUP = 3
+        for epoch in range(6):
+            if epoch < WARMUP:
+                with torch.no_grad():
+                    feats = backbone(x)
+            else:
+                feats = backbone(x)
+            loss = torch.nn.functional.mse_loss(head(feats), y)
+            opt_bb.zero_grad(); opt_head.zero_grad()
+            loss.backward()
+            opt_head.step()
+            opt_bb.step()
+        grads = [p.detach().clone() for p in [*backbone.parameters(), *head.parameters()]]
+    """,
 }
 
 
@@ -187,3 +212,11 @@ def test_the_detach_dropped_trains_the_backbone(tmp_path):
     fixed = ALWAYS_DETACHED.replace("feats = backbone(x).detach()", "feats = backbone(x)")
     outcome = run_program(tmp_path, fixed)
     assert outcome.error is None and outcome.diagnoses == [] and outcome.warnings == []
+
+
+def test_strict_reports_the_untrained_optimizer_at_the_end_without_raising(tmp_path):
+    # Nothing is known to be wrong before the run's end (a warm-up leaves the first steps empty):
+    # AD214 is reported when the run ends, and strict does not stop the program for it.
+    outcome = run_program(tmp_path, ALWAYS_DETACHED, strict=True)
+    assert outcome.error is None, outcome.error
+    assert [d.code for d in outcome.diagnoses] == ["AD214"]

@@ -7,13 +7,18 @@ Read just before step(): a backward() ran since the optimizer's previous step, s
 requires grad (an optimizer whose parameters are all frozen is AD215's), none has a gradient, and
 this optimizer has never stepped with a gradient (`trained`, kept by the doctor and filled by
 frozen_step.py). Frozen parameters among trainable ones are allowed: a LoRA/DoRA fine-tune builds
-its optimizer over `model.parameters()` after freezing the pretrained layers. Reported at the second
-such step, once per optimizer: one step before the first backward reaches it can be a warm-up.
+its optimizer over `model.parameters()` after freezing the pretrained layers. Made at the second
+such step (the causes are read there, from the live frames), once per optimizer, and reported when
+the run ends (`pending()`), only if none of the optimizer's parameters got a gradient at any later
+step: a warm-up that trains the head alone for a few epochs (the backbone's forward under
+`torch.no_grad()` or `.detach()` while `epoch < WARMUP`) leaves the first steps empty on purpose.
+Reported, never raised (strict included): nothing is known to be wrong before the run's end.
 """
 
 from __future__ import annotations
 
 import ast
+import weakref
 
 from autograd_doctor.analysis import empty_step_causes
 from autograd_doctor.diagnosis import codes
@@ -38,15 +43,36 @@ class GradientlessSteps:
         # Per optimizer, the leaf-creation mark at its previous step: the leaves made since then are
         # the ones this step's backward() could have reached.
         self._leaf_marks = IdentityMap()
+        # id of the optimizer -> (a weak reference to it, its diagnosis): made, not yet reported.
+        self._pending: dict[int, tuple] = {}
 
     def cover(self, optimizers) -> None:
         """Optimizers whose empty steps another diagnosis has explained (AD211: the loss's cut took
         their model off the graph): not reported again here."""
-        self._reported.update(optimizers)
+        for optimizer in optimizers:
+            self._reported.add(optimizer)
+            self._pending.pop(id(optimizer), None)
+
+    def pending(self) -> list[Diagnosis]:
+        """At the run's end: the diagnoses made for optimizers that never got a gradient since."""
+        found = []
+        for reference, diagnosis in self._pending.values():
+            optimizer = reference() if reference is not None else None
+            if optimizer is not None and _has_gradient(optimizer):
+                continue  # trained after its last step (a gradient left for a step that never came)
+            found.append(diagnosis)
+        self._pending.clear()
+        return found
 
     def at_step(self, optimizer, stack, recorder, trained: IdentitySet) -> Diagnosis | None:
+        """Always None: a diagnosis made here waits for the run's end (pending())."""
         leaf_mark = self._leaf_marks.get(optimizer)
         self._leaf_marks[optimizer] = leaf_sites.creation_count()
+        entry = self._pending.get(id(optimizer))
+        if entry is not None and (entry[0] is None or entry[0]() is optimizer) \
+                and (optimizer in trained or _has_gradient(optimizer)):
+            del self._pending[id(optimizer)]  # the steps were a warm-up: it trains now
+            return None
         if optimizer in trained or optimizer in self._reported or not stack:
             return None
         parameters = [p for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())]
@@ -88,7 +114,16 @@ class GradientlessSteps:
             cause = _detach_copy_cause(cut, optimizer) if cut is not None else None
             if cause is not None:
                 _name_the_cause(diagnosis, *cause)
-        return diagnosis
+        try:
+            reference = weakref.ref(optimizer)
+        except TypeError:
+            reference = None
+        self._pending[id(optimizer)] = (reference, diagnosis)
+        return None
+
+
+def _has_gradient(optimizer) -> bool:
+    return any(p.grad is not None for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ()))
 
 
 def _detach_copy_cut(trainable_ids: set[int]):
