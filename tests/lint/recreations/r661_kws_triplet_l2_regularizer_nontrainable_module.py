@@ -39,7 +39,7 @@ class Encoder(TrainableNM):
         return F.relu(self.conv(audio_signal))
 
 
-class L2Regularizer(NonTrainableNM):  # BUG: a non-trainable module: its output is computed under no_grad
+class L2Regularizer(NonTrainableNM):  # missed: no rule (a module whose base class runs forward under no_grad) (a non-trainable module: its output is computed under no_grad)
     def regularize(self, embeds):
         l2_embeds = F.normalize(embeds, p=2, dim=-1)
         return l2_embeds

@@ -65,7 +65,7 @@ class VQGANTrainer:
         self.opt_vq.zero_grad()
         vq_loss.backward(retain_graph=True)
         self.opt_disc.zero_grad()
-        gan_loss.backward()  # BUG: the discriminator loss also reaches the VQ parameters before opt_vq.step()
+        gan_loss.backward()  # missed: ADL024 (the discriminator loss also reaches the VQ parameters before opt_vq.step())
         self.opt_vq.step()
         self.opt_disc.step()
         return vq_loss, gan_loss

@@ -103,7 +103,7 @@ def train(max_epochs=1, batches=2, batch_size=4, hidden_size=6, lr=3e-4, beta=5,
             err_dec = gamma * rec_loss + gen_img_loss
             opt_dec.zero_grad()
             err_dec.backward(retain_graph=True)
-            opt_dec.step()  # BUG: the decoder is updated in place before err_enc.backward() goes through it
+            opt_dec.step()  # expect: ADL003 (the decoder is updated in place before err_enc.backward() goes through it)
 
             # train encoder
             prior_loss = 1 + logvar - mean.pow(2) - logvar.exp()

@@ -34,7 +34,7 @@ class ConvLSTMCell(nn.Module):
         return co * torch.tanh(cc), cc
 
     def init_hidden(self, batch_size, hidden, shape):
-        self.Wci = torch.zeros(1, hidden, shape[0], shape[1])  # BUG: peephole weights are plain zero tensors, re-made every forward, never trained
+        self.Wci = torch.zeros(1, hidden, shape[0], shape[1])  # missed: no rule (weights kept as plain tensors re-made in init_hidden, not parameters) (peephole weights are plain zero tensors, re-made every forward, never trained)
         self.Wcf = torch.zeros(1, hidden, shape[0], shape[1])
         self.Wco = torch.zeros(1, hidden, shape[0], shape[1])
         return (torch.zeros(batch_size, hidden, shape[0], shape[1]),

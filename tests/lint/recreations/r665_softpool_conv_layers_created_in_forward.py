@@ -23,7 +23,7 @@ class SoftPool(nn.Module):
     def forward(self, x):
         [self.size_bth, self.size_feat, self.pnt_per_sort] = list(x.shape)
         self.pnt_per_sort //= self.sp_ratio
-        conv2d_1 = nn.Conv2d(self.size_feat, self.size_feat, kernel_size=(1, 3), stride=(1, 1))  # BUG: layers made in forward: new random weights each call, never in model.parameters()
+        conv2d_1 = nn.Conv2d(self.size_feat, self.size_feat, kernel_size=(1, 3), stride=(1, 1))  # missed: no rule (modules created inside forward) (layers made in forward: new random weights each call, never in model.parameters())
         conv2d_2 = nn.Conv2d(self.size_feat, self.size_feat, kernel_size=(1, 3), stride=(1, 1))
         conv2d_3 = nn.Conv2d(self.size_feat, self.size_feat, kernel_size=(1, self.num_cabin - 2 * (3 - 1)), stride=(1, 1))
         conv2d_5 = nn.Conv2d(self.size_feat, self.size_feat, kernel_size=(self.regions, 1), stride=(1, 1))

@@ -41,7 +41,7 @@ class SoftDTW(nn.Module):
 
 def align(steps=2, lr=0.1, device="cpu", dtype=torch.float64):
     torch.manual_seed(0)
-    X = torch.rand((4, 5, 3), requires_grad=True).to(device=device, dtype=dtype)  # BUG: X is the moved copy, not the leaf: X.grad stays None
+    X = torch.rand((4, 5, 3), requires_grad=True).to(device=device, dtype=dtype)  # missed: ADL020 (X is the moved copy, not the leaf: X.grad stays None)
     Y = torch.rand((4, 6, 3)).to(device=device, dtype=dtype)
     sdtw = SoftDTW(gamma=1.0, dist_func=pairwise_l2_squared)
     for _ in range(steps):

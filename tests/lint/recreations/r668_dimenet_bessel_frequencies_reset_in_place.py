@@ -41,7 +41,7 @@ class BesselBasisLayer(nn.Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        torch.arange(1, self.freq.numel() + 1, out=self.freq).mul_(PI)  # BUG: writes a Parameter in place outside no_grad
+        torch.arange(1, self.freq.numel() + 1, out=self.freq).mul_(PI)  # missed: ADL014 (writes a Parameter in place outside no_grad)
 
     def forward(self, dist):
         dist = dist.unsqueeze(-1) / self.cutoff

@@ -20,7 +20,7 @@ def uniform_unit_scaling(tensor, nonlinearity="linear"):
         size *= dimension
     activation_scaling = torch.nn.init.calculate_gain(nonlinearity, tensor)
     max_value = math.sqrt(3 / size) * activation_scaling
-    return tensor.uniform_(-max_value, max_value)  # BUG: an in-place write on a Parameter outside no_grad
+    return tensor.uniform_(-max_value, max_value)  # missed: ADL014 (an in-place write on a Parameter outside no_grad)
 
 
 class InitializerApplicator:

@@ -85,7 +85,7 @@ def meta_train(num_episodes=2, num_transfer=3, batch=16):
             loss = -(online_A_B + online_B_A)
             model_optimizer.zero_grad()
             loss.backward(retain_graph=True)
-            model_optimizer.step()  # BUG: updates the models' logits in place before meta_loss.backward() goes through them
+            model_optimizer.step()  # expect: ADL003 (updates the models' logits in place before meta_loss.backward() goes through them)
             # step 5: the structural parameter's update
             meta_optimizer.zero_grad()
             meta_loss.backward()

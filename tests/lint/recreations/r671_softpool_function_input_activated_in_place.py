@@ -52,7 +52,7 @@ class ContextBlock(nn.Module):
         feat = self.act(self.conv(x))
         pooled = soft_pool2d(feat, 2)
         context = F.interpolate(self.context(pooled), size=feat.shape[-2:])
-        out = self.act(feat)  # BUG: the shared in-place ReLU writes `feat`, which SoftPool saved
+        out = self.act(feat)  # expect: ADL001 (the shared in-place ReLU writes `feat`, which SoftPool saved)
         return out + context
 
 
