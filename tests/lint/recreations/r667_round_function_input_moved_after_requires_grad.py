@@ -29,10 +29,10 @@ round_func = RoundFunction.apply
 def check_straight_through(device="cpu"):
     torch.manual_seed(0)
     x = torch.randn(2, 2, requires_grad=True)
-    x = x.to(device=device, dtype=torch.float64)  # missed: ADL020 (x is now a non-leaf copy; its .grad is never filled)
+    x = x.to(device=device, dtype=torch.float64)  # x is now a non-leaf copy; its .grad is never filled (ADL020 reports the read below)
     y = round_func(x)
     y.backward(torch.ones_like(y))
-    assert torch.allclose(x.grad, torch.ones_like(y)), "straight-through gradient is not one"
+    assert torch.allclose(x.grad, torch.ones_like(y)), "straight-through gradient is not one"  # expect: ADL020
 
 
 run = check_straight_through
