@@ -23,7 +23,9 @@ new tensor count: views, arithmetic, and conversions whose source dtype or devic
 is known to differ (`.double()` of a default-dtype factory, `.float()` or
 `.type(torch.float)` of a factory made with `dtype=torch.float64`, `.cuda()` of
 a factory made on the CPU, `.type(dtype)` with a top-level `dtype = torch.DoubleTensor`
-that every branch of its one assignment converts); `.to(device)`, a conversion to the dtype the factory
+that every branch of its one assignment converts, a `.to(device, dtype=torch.float64)` or
+`.to(device, torch.float64)` whose dtype differs from the factory's, whatever the
+device); `.to(device)`, a conversion to the dtype the factory
 already has and `.contiguous()` may return the leaf itself and are not
 reported.  Also a hand-written update that re-binds the leaf in the loop that
 backpropagates (`w = w - lr * w.grad`, with gradients on, or under `no_grad()`,
@@ -402,6 +404,16 @@ def _always_new(checker, step, root, root_name) -> bool:
     if attr not in MAY_RETURN_SELF:
         return attr in N.tensor_methods()
     source = _factory_dtype(checker, root, root_name)
+    if attr == "to":
+        # A dtype given besides the device (`.to(device=d, dtype=torch.float64)`,
+        # `.to(d, torch.float64)`): converting the dtype copies on any device.
+        dtype = next((k.value for k in step.keywords if k.arg == "dtype"), None)
+        if dtype is None and len(step.args) >= 2:
+            dtype = step.args[1]
+        if dtype is not None:
+            texts = _argument_texts(checker, dtype)
+            if texts and all(_converts(source, text) for text in texts):
+                return True
     if attr in ("to", "type") and step.args:
         texts = _argument_texts(checker, step.args[0])
         return bool(texts) and all(_converts(source, text) for text in texts)
