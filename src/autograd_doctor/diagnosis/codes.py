@@ -4392,9 +4392,10 @@ and skips every parameter: nothing trains and nothing is raised. The usual cause
 inner loop (MAML, hyper-parameter learning) that starts from `p.detach().clone().requires_grad_()`
 copies of the model's weights (what `higher.innerloop_ctx` does by default,
 `copy_initial_weights=True`), so the meta-gradient lands on the copies; or an optimizer built for
-one model while the loss uses another. autograd-doctor warns at the second step() that follows a
+one model while the loss uses another. autograd-doctor notes the second step() that follows a
 backward() while none of the optimizer's parameters, all of which require grad, has ever had a
-gradient.
+gradient, and warns when the run ends if none of them got a gradient at any later step (a
+warm-up that trains the head alone for the first epochs is not reported).
 
 **Minimal example.**
 
