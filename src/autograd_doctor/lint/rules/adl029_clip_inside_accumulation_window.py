@@ -24,7 +24,11 @@ finds a call of `torch.nn.utils.clip_grad_norm_` (or `clip_grad_value_`,
 after the backward on every iteration, outside the window's `if`.  The clip's
 parameters must be those of a module the optimizer steps (`model.parameters()`
 with the optimizer built over `model.parameters()`), or the optimizer's own
-modules must be unknown in the file (an optimizer handed in as an argument).""",
+modules must be unknown in the file (an optimizer handed in as an argument).
+The optimizer is known by its name (`optimizer.step()`, `scaler.step(opt)`) or
+by its constructor: a receiver every binding of which in the file calls a
+`torch.optim` optimizer class (`adam = torch.optim.Adam(net.parameters())`); a
+learning-rate scheduler's `step()` is none.""",
     why_bad="""`backward()` adds into `.grad`, so within a window the gradients are a running
 sum of the micro-batches seen so far.  A clip on every micro-batch rescales
 that partial sum: the first micro-batches' contributions are shrunk again and
