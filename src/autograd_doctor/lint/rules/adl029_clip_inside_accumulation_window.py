@@ -7,6 +7,7 @@ import ast
 
 from autograd_doctor.lint.rules.adl018_no_zero_grad_in_loop import _remainder_test, _stepped_optimizer
 from autograd_doctor.lint.rules.adl022_clip_after_step import _clip_in, _is_backward
+from autograd_doctor.lint import names as N
 from autograd_doctor.lint.rules.base import Rule
 from autograd_doctor.lint.walk import own_nodes
 
@@ -23,7 +24,11 @@ finds a call of `torch.nn.utils.clip_grad_norm_` (or `clip_grad_value_`,
 after the backward on every iteration, outside the window's `if`.  The clip's
 parameters must be those of a module the optimizer steps (`model.parameters()`
 with the optimizer built over `model.parameters()`), or the optimizer's own
-modules must be unknown in the file (an optimizer handed in as an argument).""",
+modules must be unknown in the file (an optimizer handed in as an argument).
+The optimizer is known by its name (`optimizer.step()`, `scaler.step(opt)`) or
+by its constructor: a receiver every binding of which in the file calls a
+`torch.optim` optimizer class (`adam = torch.optim.Adam(net.parameters())`); a
+learning-rate scheduler's `step()` is none.""",
     why_bad="""`backward()` adds into `.grad`, so within a window the gradients are a running
 sum of the micro-batches seen so far.  A clip on every micro-batch rescales
 that partial sum: the first micro-batches' contributions are shrunk again and
@@ -65,8 +70,10 @@ def check_file(checker) -> None:
     the tree only when a loop steps an optimizer and the source names a clip function
     and a remainder)."""
     source = checker.source
-    if not checker.notes.get("ADL029 loop steps") or "clip_grad" not in source or "%" not in source:
+    if "clip_grad" not in source or "%" not in source:
         return
+    if not checker.notes.get("ADL029 loop steps") and not _built_optimizers(checker):
+        return  # no step of an optimizer named so in a loop, and no optimizer built in the file
     for loop in ast.walk(checker.tree):
         if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
             _check_loop(checker, loop)
@@ -81,9 +88,9 @@ def _check_loop(checker, loop) -> None:
     outside = [stmt for stmt in body if stmt is not window]
     outside_calls = [n for n in own_nodes(outside) if isinstance(n, ast.Call)]
     window_calls = [n for n in own_nodes(window.body) if isinstance(n, ast.Call)]
-    stepped = {_stepped_optimizer(checker, c) for c in window_calls} - {None}
-    if len(stepped) != 1 or any(_stepped_optimizer(checker, c) for c in outside_calls) or \
-            any(_stepped_optimizer(checker, c) for c in own_nodes(window.orelse) if isinstance(c, ast.Call)):
+    stepped = {_window_step(checker, c) for c in window_calls} - {None}
+    if len(stepped) != 1 or any(_window_step(checker, c) for c in outside_calls) or \
+            any(_window_step(checker, c) for c in own_nodes(window.orelse) if isinstance(c, ast.Call)):
         return
     optimizer = stepped.pop()
     if any(isinstance(c.func, ast.Attribute) and c.func.attr == "zero_grad" for c in outside_calls):
@@ -104,6 +111,60 @@ def _check_loop(checker, loop) -> None:
         if _clips_what_the_optimizer_steps(checker, clip, optimizer):
             _report(checker, clip, window, optimizer, clear)
         return
+
+
+def _window_step(checker, call) -> str | None:
+    """The optimizer `call` steps: one named like an optimizer (`optimizer.step()`,
+    `scaler.step(opt)`), or `X.step()` where every binding of `X` in the file builds a
+    torch optimizer (`adam = torch.optim.Adam(net.parameters())`): a name that does not
+    say "opt" is still an optimizer when its constructor says so.  A learning-rate
+    scheduler (`torch.optim.lr_scheduler.*`) is none."""
+    named = _stepped_optimizer(checker, call)
+    if named is not None:
+        return named
+    func = call.func
+    if call.args or call.keywords or not isinstance(func, ast.Attribute) or func.attr != "step" or \
+            not isinstance(func.value, (ast.Name, ast.Attribute)):
+        return None
+    text = checker.text(func.value)
+    return text if text in _built_optimizers(checker) else None
+
+
+def _built_optimizers(checker) -> set:
+    """The names (texts) every binding of which in the file is a call of a torch
+    optimizer class (`torch.optim.SGD(...)`, `optim.Adam(...)`, `AdamW(...)` imported
+    from `torch.optim`); a name also bound to anything else, or unpacked, is left out."""
+    cached = checker.notes.get("ADL029 built optimizers")
+    if cached is not None:
+        return cached[0]
+    built, other = set(), set()
+    for node in ast.walk(checker.tree):
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            value = node.value
+            for target in targets:
+                if not isinstance(target, (ast.Name, ast.Attribute)):
+                    for n in ast.walk(target):
+                        if isinstance(n, (ast.Name, ast.Attribute)):
+                            other.add(checker.text(n))
+                    continue
+                (built if _is_optimizer_call(checker, value) else other).add(checker.text(target))
+        elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.withitem, ast.NamedExpr)):
+            target = node.optional_vars if isinstance(node, ast.withitem) else node.target
+            for n in ast.walk(target) if target is not None else ():
+                if isinstance(n, (ast.Name, ast.Attribute)):
+                    other.add(checker.text(n))
+    result = built - other
+    checker.notes["ADL029 built optimizers"] = [result]
+    return result
+
+
+def _is_optimizer_call(checker, value) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    q = checker.qualname(value.func) or ""
+    return q.startswith("torch.optim.") and q.rsplit(".", 1)[-1] in N.OPTIMIZER_CLASSES and \
+        not q.startswith("torch.optim.lr_scheduler.")
 
 
 def _clips_what_the_optimizer_steps(checker, clip, optimizer: str) -> bool:
