@@ -78,3 +78,65 @@ def test_a_flag_from_a_call_is_not_written_once_per_parameter(tmp_path):
     assert diagnosis.code == "AD115", [d.code for d in outcome.diagnoses]
     assert all("next(schedule)" not in (help.replacement or "") for help in diagnosis.help)
     assert all("requires_grad_(False)" not in (help.replacement or "") for help in diagnosis.help)
+
+
+# AD236: a random direction drawn with another tensor's shape (`torch.randn(out.shape)`, `torch.rand_like(y)`)
+# and given to jvp as the tangent of a primal of another number of elements got advice at the jvp call
+# only. When the tangent is a name bound, in the jvp call's function, to one random draw (possibly scaled by
+# numbers) and the primal's name can be read there, the draw gets the primal's shape.
+DIRECTION_DRAWN_LIKE_THE_OUTPUT = """
+    import torch
+
+    def field(points):
+        return torch.stack([points[:, 0] * points[:, 1], points[:, 2].sin()], dim=1)
+
+    def probe(points, seed):
+        values = field(points)
+        generator = torch.Generator().manual_seed(seed)
+        direction = torch.rand_like(values) - 0.5  # DRAW
+        return torch.func.jvp(field, (points,), (direction,))
+
+    points = torch.randn(4, 3)
+    out, tangent = probe(points, 2)
+"""
+
+DIRECTION_DRAWN_LIKE_THE_INPUT = DIRECTION_DRAWN_LIKE_THE_OUTPUT.replace(
+    "torch.rand_like(values) - 0.5  # DRAW", "torch.rand_like(points) - 0.5  # DRAW")
+
+
+def test_a_direction_drawn_with_another_shape_is_drawn_with_the_primals(tmp_path):
+    outcome = run_as_script(tmp_path, DIRECTION_DRAWN_LIKE_THE_OUTPUT)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD236", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("DRAW")
+    torch.manual_seed(0)
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    torch.manual_seed(0)
+    correct = run_plain(tmp_path, DIRECTION_DRAWN_LIKE_THE_INPUT, "correct.py")
+    assert torch.equal(fixed["out"], correct["out"])
+    assert torch.equal(fixed["tangent"], correct["tangent"])
+
+
+def test_the_direction_drawn_like_its_primal_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, DIRECTION_DRAWN_LIKE_THE_INPUT)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+DIRECTION_SCALED_BY_A_TENSOR = """
+    import torch
+
+    def f(x):
+        return x.sum(1)
+
+    x = torch.randn(4, 3)
+    scale = torch.ones(5)
+    direction = torch.randn(5) * scale  # DRAW
+    out, tangent = torch.func.jvp(f, (x,), (direction,))
+"""
+
+
+def test_a_direction_shaped_by_a_tensor_gets_no_concrete_change(tmp_path):
+    outcome = run_as_script(tmp_path, DIRECTION_SCALED_BY_A_TENSOR)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD236", [d.code for d in outcome.diagnoses]
+    assert all(not help.replacement for help in diagnosis.help)
