@@ -46,7 +46,7 @@ def test_a_parametrized_weights_flag_keeps_the_expression(tmp_path):
     diagnosis = outcome.diagnosis
     assert diagnosis.code == "AD115", [d.code for d in outcome.diagnoses]
     assert diagnosis.primary.line == outcome.line("FLAG")
-    assert "requires_grad_(trainable)" in (diagnosis.help[0].replacement or ""), diagnosis.render() if hasattr(diagnosis, "render") else diagnosis
+    assert "requires_grad_(trainable)" in (diagnosis.help[0].replacement or ""), diagnosis
     fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
     correct = run_plain(tmp_path, TOGGLED_THROUGH_THE_PARAMETRIZATION, "correct.py")
     for name in ("g", "v", "w"):

@@ -441,8 +441,9 @@ def tangent_of_another_size(context: ErrorContext, already):
             drawn = _random_draw_of_another_shape(frame, filename, tangent_text, primal_text, line)
             if drawn is not None:
                 made, new_text, spelled = drawn
-                location = statement_location(filename, made, note=f"{tangent_text} is drawn here with size "
-                                              f"{list(tangent_size)}; {primal_text}, its primal, has size {list(primal_size)}")
+                location = statement_location(
+                    filename, made, note=f"{tangent_text} is drawn here with size {list(tangent_size)}; "
+                    f"{primal_text}, its primal, has size {list(primal_size)}")
                 helps.append(statement_change(
                     location, f"draw {tangent_text} with {primal_text}'s shape: a random direction of the same kind "
                     f"({spelled}), one number per element of {primal_text}", new_text))
