@@ -300,6 +300,23 @@ NOT_YET = {
     # AD102: a weight tied by copy_ in forward: no_grad around the copy would train another weight;
     # the tie (using the encoder's weight in the decoder's call) is a rewrite: advice.
     "tied_autoencoder_decoder_weight_copied_in_forward": (True, "advice"),
+    # Set 23 (causes in docs/errors.md, set 23). AD237: the soft-rounding Function's jvp is its author's
+    # (as in the catalogue); advice naming it.
+    "codec_sensitivity_by_dual_numbers_through_soft_round_in_lib": (True, "advice"),
+    # AD239 converts the tangent at the jvp call (right); the variant marks the one_hot that makes it.
+    "coordinate_derivative_along_one_hot_basis_vector": (False, "right"),
+    # AD238 names the make_dual and wraps it in `with fwAD.dual_level():` (right); the variant marks the
+    # dual_level() called in __init__ without `with`.
+    "hessian_probe_with_dual_level_called_not_entered": (False, "right"),
+    # AD306: the inputs are a tuple zipped with their names; dropping the frozen ones changes two places
+    # (the names and the tensors); advice.
+    "maml_inner_step_over_mlp_with_frozen_layer_norm": (True, "advice"),
+    # AD302: the whole loop is inside one parametrize.cached() block, whose cached weight keeps the first
+    # step's graph; the doctor does not trace the freed graph to the cache: advice at the backward().
+    "orthogonal_layer_trained_inside_one_parametrize_cached_block": (False, "advice"),
+    # AD111 names the nn.Parameter(...) line; its help turns the library loader's @torch.inference_mode()
+    # into @torch.no_grad() (right), the marked line.
+    "pretrained_table_from_inference_mode_loader_made_parameter": (False, "right"),
 }
 
 # Variants not yet diagnosed with the catalogue's code (set 17's first run): pinned, so that a change

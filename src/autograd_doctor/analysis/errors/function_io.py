@@ -357,6 +357,50 @@ def _primal_tangent_pairs(filename: str, statement: ast.stmt):
             yield from zip(call.args[1].elts, call.args[2].elts)
 
 
+_RANDOM_DRAWS = {"torch.randn": False, "torch.rand": False, "torch.randn_like": True, "torch.rand_like": True}
+
+
+def _random_draw_of_another_shape(frame, filename: str, tangent: str, primal: str, line: int):
+    """(assignment, its new text, the draw's name) when the tangent is a name bound, in the function of
+    the jvp call, to one random draw (torch.randn / rand, or their _like forms, possibly scaled by
+    numbers) whose shape is the only thing that ties it to another tensor, and the primal's name can be
+    read at that line: the draw then gets the primal's shape (a random direction of the same kind)."""
+    made = last_assignment(filename, tangent, line)
+    if not isinstance(made, ast.Assign) or len(made.targets) != 1 or not isinstance(made.targets[0], ast.Name) \
+            or made.targets[0].id != tangent:
+        return None
+    draws = [call for call in ast.walk(made.value) if isinstance(call, ast.Call)
+             and text_of(filename, call.func) in _RANDOM_DRAWS]
+    if len(draws) != 1:
+        return None
+    draw = draws[0]
+    inside = {id(node) for node in ast.walk(draw)}
+    outside = [node for node in ast.walk(made.value) if id(node) not in inside]
+    if not all(isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop)) for node in outside):
+        return None  # something else than numbers shapes the value
+    code = frame.f_code
+    parameters = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    readable = primal in parameters or last_assignment(filename, primal, made.lineno) is not None \
+        or (primal not in code.co_varnames and primal in frame.f_globals)
+    if not readable:
+        return None
+    spelled = text_of(filename, draw.func)
+    if _RANDOM_DRAWS[spelled]:
+        if not draw.args:
+            return None
+        args = [primal] + [text_of(filename, a) for a in draw.args[1:]]
+    else:
+        if any(k.arg == "size" for k in draw.keywords) or not draw.args \
+                or any(isinstance(a, ast.Starred) for a in draw.args):
+            return None
+        args = [f"{primal}.shape"]
+    keywords = [f"{k.arg}={text_of(filename, k.value)}" for k in draw.keywords if k.arg is not None]
+    if len(keywords) != len(draw.keywords):
+        return None
+    new_call = f"{spelled}({', '.join(args + keywords)})"
+    return made, replace_node_text(filename, made, draw, new_call), spelled
+
+
 def tangent_of_another_size(context: ErrorContext, already):
     import torch
 
@@ -393,6 +437,16 @@ def tangent_of_another_size(context: ErrorContext, already):
             helps.append(statement_change(
                 location, f"give {tangent_text} {primal_text}'s shape: it has the same number of elements, in the "
                 "same order", replace_node_text(filename, statement, tangent, f"{tangent_text}.view_as({primal_text})")))
+        elif tangent_value.dtype == primal_value.dtype and tangent_value.device == primal_value.device:
+            drawn = _random_draw_of_another_shape(frame, filename, tangent_text, primal_text, line)
+            if drawn is not None:
+                made, new_text, spelled = drawn
+                location = statement_location(
+                    filename, made, note=f"{tangent_text} is drawn here with size {list(tangent_size)}; "
+                    f"{primal_text}, its primal, has size {list(primal_size)}")
+                helps.append(statement_change(
+                    location, f"draw {tangent_text} with {primal_text}'s shape: a random direction of the same kind "
+                    f"({spelled}), one number per element of {primal_text}", new_text))
         break
     helps.append(Suggestion("make each tangent with its primal's shape (torch.randn_like(x), a direction expanded "
                             "with .expand_as(x)); for one direction per example, use vmap over jvp"))

@@ -714,6 +714,7 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
     location.note = "changes requires_grad of a tensor computed from others"
     target = None
     turning_on = False
+    calls = None
     if isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Attribute) \
             and statement.targets[0].attr == "requires_grad":
         target = statement.targets[0].value
@@ -730,13 +731,20 @@ def requires_grad_on_non_leaf(context: ErrorContext, already):
         target = _receiver(calls[0]) if len(calls) == 1 else None
         turning_off = bool(calls) and bool(calls[0].args) and isinstance(calls[0].args[0], ast.Constant) \
             and calls[0].args[0].value is False
+    # The flag as the line writes it: an expression (`flag`, `phase == "train"`) is kept as written,
+    # so that the changed line sets what the line sets on every call, not the value of the failing one.
+    flag_text = _flag_as_written(statement, calls)
+    if flag_text is not None and calls is not None and not turning_off:
+        user = context.innermost_user()
+        value = value_of(user[0], calls[0].args[0]) if user is not None else None
+        turning_on, turning_off = value is True, value is False
     name = text_of(filename, target) if target is not None else None
     parametrized = _parametrized_attribute(context, target) if turning_on or turning_off else None
     if parametrized is not None:
-        return _parametrized_requires_grad(location, parametrized, turning_on)
+        return _parametrized_requires_grad(location, parametrized, turning_on, flag_text)
     recomputed = _legacy_reparametrized_attribute(context, target) if turning_on or turning_off else None
     if recomputed is not None:
-        return _legacy_reparametrized_requires_grad(location, recomputed, turning_on)
+        return _legacy_reparametrized_requires_grad(location, recomputed, turning_on, flag_text)
     part = _part_of_a_trained_leaf(context, filename, target) if turning_off else None
     if part is not None:
         return _freeze_part_with_hook(location, *part)
@@ -1154,11 +1162,42 @@ def _legacy_reparametrized_attribute(context: ErrorContext, target) -> tuple[str
     return None
 
 
-def _legacy_reparametrized_requires_grad(location, recomputed, turning_on: bool):
+_PURE_FLAG_NODES = (ast.Name, ast.Attribute, ast.Constant, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Subscript,
+                    ast.Slice, ast.expr_context, ast.cmpop, ast.boolop, ast.unaryop)
+
+
+def _flag_as_written(statement, calls) -> str | None:
+    """The text of the flag a `t.requires_grad = <expr>` / `t.requires_grad_(<expr>)` line sets,
+    when it is an expression and not a constant (None otherwise): the help keeps it as written."""
+    if calls is None:
+        value = statement.value if len(statement.targets) == 1 else None
+    else:
+        value = calls[0].args[0] if len(calls) == 1 and len(calls[0].args) == 1 else None
+    if value is None or isinstance(value, ast.Constant):
+        return None
+    return ast.unparse(value)
+
+
+def _is_pure_flag(text: str) -> bool:
+    """Whether the flag expression can be written more than once with the same value: names,
+    attributes, comparisons, `not`, `and`/`or`, subscripts (no call)."""
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    return all(isinstance(node, _PURE_FLAG_NODES) for node in ast.walk(tree))
+
+
+def _legacy_reparametrized_requires_grad(location, recomputed, turning_on: bool, flag_text: str | None = None):
     """AD115 on a weight of the legacy weight_norm / spectral_norm: the flag is set on the
-    parameters it is recomputed from before every forward."""
+    parameters it is recomputed from before every forward (with the line's own flag expression,
+    when it writes one)."""
     module, attribute, helper, leaves = recomputed
     flag = "True" if turning_on else "False"
+    if flag_text is not None:
+        if len(leaves) > 1 and not _is_pure_flag(flag_text):
+            return None  # the expression would be evaluated once per parameter
+        flag = flag_text
     listed = " and ".join(f"{module}.{leaf}" for leaf in leaves)
     location.note = (f"{module}.{attribute} is recomputed from {listed} before every forward by "
                      f"torch.nn.utils.{helper}, so it is not a leaf")
@@ -1168,12 +1207,14 @@ def _legacy_reparametrized_requires_grad(location, recomputed, turning_on: bool)
     return diagnosis(codes.NON_LEAF_REQUIRES_GRAD_FLAG, location, [], notes, helps)
 
 
-def _parametrized_requires_grad(location, parametrized: tuple[str, str], turning_on: bool):
+def _parametrized_requires_grad(location, parametrized: tuple[str, str], turning_on: bool,
+                                flag_text: str | None = None):
     """AD115 on a parametrized weight: the parameters it is computed from (`original`, or
     `original0`/`original1` for weight_norm, and any of the parametrization's own) are in the
-    module `parametrizations.<attr>`, whose requires_grad_() sets them all."""
+    module `parametrizations.<attr>`, whose requires_grad_() sets them all (with the line's own
+    flag expression, when it writes one)."""
     module, attribute = parametrized
-    flag = "True" if turning_on else "False"
+    flag = flag_text if flag_text is not None else ("True" if turning_on else "False")
     holder = f"{module}.parametrizations.{attribute}"
     location.note = f"{module}.{attribute} is computed on each access by a parametrization, so it is not a leaf"
     notes = [f"the tensors {module}.{attribute} is computed from are the parameters of {holder} "

@@ -1,0 +1,26 @@
+# message: Trying to backward through the graph a second time (or directly access saved tensors after
+#   they have already been freed).
+# code: AD302 (catalogue: backward_twice)
+# set: 23
+# results: model[0].parametrizations.weight.original, model[2].weight, losses
+import os
+import sys
+
+import torch
+from torch import nn
+from torch.nn.utils import parametrize
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.utils.parametrizations.orthogonal(nn.Linear(4, 4)), nn.Tanh(), nn.Linear(4, 1))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+losses = []
+for step in range(3):
+    with parametrize.cached():  # PRIMARY
+        x = torch.randn(6, 4)
+        loss = (model(x) - x.sum(1, keepdim=True)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.detach())
