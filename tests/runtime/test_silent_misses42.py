@@ -120,3 +120,73 @@ def test_hand_written_versions_are_silent(tmp_path):
         outcome = run_program(tmp_path, source)
         assert outcome.error is None
         assert not outcome.diagnoses, [d.code for d in outcome.diagnoses]
+
+
+# zsh523/3rgs#5 (set 35, `a_3dgs_pose_adjust_writes_adjusted_pose_into_cached_camera`, AD302): the
+# adjusted pose is written into the cached camera object inside the loop, and the next epoch draws
+# the same object again. Another shape, written before the change was run on it: agents kept in a
+# list, each step writes the moved position back into the agent it drew.
+AGENTS = """
+import torch
+from torch import nn
+
+torch.manual_seed(5)
+
+
+class Agent:
+    def __init__(self, position):
+        self.position = position
+        self.name = "agent"
+
+
+policy = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 2))
+opt = torch.optim.SGD(policy.parameters(), lr=0.05)
+agents = [Agent(torch.randn(1, 2)) for _ in range(2)]
+goal = torch.zeros(1, 2)
+losses = []
+for step in range(4):
+    agent = agents[step % len(agents)]
+    agent.position = agent.position + policy(agent.position)  # MOVE
+    loss = (agent.position - goal).pow(2).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    losses.append(loss.detach())
+result = {"losses": torch.stack(losses)}
+"""
+# Its correct near-twin: the move is computed, not written back into the agent kept in the list.
+AGENTS_HAND = AGENTS.replace(
+    "    agent.position = agent.position + policy(agent.position)  # MOVE\n"
+    "    loss = (agent.position - goal).pow(2).sum()\n",
+    "    moved = agent.position + policy(agent.position)  # MOVE\n"
+    "    loss = (moved - goal).pow(2).sum()\n")
+SET35_CAMERA = "a_3dgs_pose_adjust_writes_adjusted_pose_into_cached_camera.py"
+
+
+def _ad302(outcome):
+    assert outcome.error is not None
+    found = [d for d in outcome.diagnoses if d.code == "AD302"]
+    assert found, [d.code for d in outcome.diagnoses]
+    return found[0]
+
+
+def test_set35_camera_names_the_write_into_the_cached_camera(tmp_path):
+    outcome = run_program(tmp_path, open(os.path.join(SET35, "cases", SET35_CAMERA)).read())
+    found = _ad302(outcome)
+    line = outcome.source.splitlines()[found.primary.line - 1].strip()
+    assert line == "viewpoint_cam.world_view_transform = adjusted_c2w.inverse()"
+    assert not any(s.replacement for s in found.help)  # advice only: a .detach() would change the values
+
+
+def test_agents_kept_in_a_list_name_the_write_back(tmp_path):
+    outcome = run_program(tmp_path, AGENTS)
+    found = _ad302(outcome)
+    assert "# MOVE" in outcome.source.splitlines()[found.primary.line - 1]
+    assert not any(s.replacement for s in found.help)
+
+
+def test_cached_object_near_twins_are_silent(tmp_path):
+    for source in (open(os.path.join(SET35, "correct", SET35_CAMERA)).read(), AGENTS_HAND):
+        outcome = run_program(tmp_path, source)
+        assert outcome.error is None, outcome.error
+        assert not outcome.diagnoses, [d.code for d in outcome.diagnoses]
