@@ -20,6 +20,10 @@ optimizer was built); the helps write the new value into the old parameter where
 match (a submodule of the same class, settings and layout: its state dict loaded into the old one,
 `self.net.load_state_dict(Net(...).state_dict())`, which keeps the optimizer's state as a reset of
 the parameters in place does), or build the optimizer again after the replacement.
+Where the network is bound again in a frame further out than the step()'s function (a global that
+`train()` reads, a local of `main()` that a closure reads: practical-pytorch#9), that frame's
+assignment is found by the module's identity (`_outer_rebinding`) and the optimizer is built again
+after it.
 
 A program that "resets" its optimizer after the replacement by loading back a state dict
 (`optimizer.load_state_dict(initial_state)`, a statement after the replacing one or after a call on
