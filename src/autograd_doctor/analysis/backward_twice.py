@@ -22,7 +22,7 @@ from autograd_doctor.analysis.source_scope import (
 )
 from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.analysis.state_resets import detach_after_reset, reset_write_site, resets_into_freed_graph
-from autograd_doctor.analysis.errors.context import enclosing_function
+from autograd_doctor.analysis.errors.context import enclosing_function, walk_own_scope
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
 from autograd_doctor.recording.frames import in_installed_package
 from autograd_doctor.diagnosis.source import (
@@ -164,6 +164,35 @@ def _object_state_set_before_loop(scope: Scope, loop: ast.AST, frame_locals: dic
         inside = [node for node in ast.walk(loop) if isinstance(node, ast.stmt) and _sets_state_of(node, name)]
         if setting and not inside:
             return name, held, setting[-1]
+    return None
+
+
+def _object_attribute_written_in_loop(scope: Scope, loop: ast.AST, frame_locals: dict, frontier: list[Any]):
+    """A plain object (not a module) bound to a local, whose attribute holds a tensor that reaches
+    the freed graph, and the assignment `name.<attribute> = ...` inside the loop that wrote it: the
+    object outlives the iteration (drawn again from a cache, a list of cameras or agents), so the
+    next time it is drawn its attribute brings that iteration's graph in. (the object's name, the
+    attribute, that statement), or None; only one-target assignments whose target is exactly
+    `name.<attribute>`, and only where nothing sets the object's state before the loop (that is
+    `_object_state_set_before_loop`'s case)."""
+    for name, value in frame_locals.items():
+        if (name.startswith("_") or isinstance(value, (torch.Tensor, torch.nn.Module, type, types.ModuleType))
+                or callable(value) or not hasattr(value, "__dict__")):
+            continue
+        try:
+            attributes = list(vars(value).items())[:100]
+        except TypeError:
+            continue
+        for attribute, item in attributes:
+            if attribute.startswith("__") or not any(
+                    t.grad_fn is not None and _reaches(t, frontier) for t in _tensors_in(item)):
+                continue
+            writes = [node for node in walk_own_scope(loop) if isinstance(node, ast.Assign)
+                      and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
+                      and node.targets[0].attr == attribute and isinstance(node.targets[0].value, ast.Name)
+                      and node.targets[0].value.id == name]
+            if writes:
+                return name, attribute, writes[0]
     return None
 
 
@@ -619,12 +648,17 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
     if carrier is None and kept_on_module is None and frontier and loop is not None and scope is not None \
             and scope.node is not None:
         kept_on_object = _object_state_set_before_loop(scope, loop, frame_locals, frontier)
+    written_on_object = None  # a kept object's attribute written inside the loop (`cam.pose = adjusted`)
+    if carrier is None and kept_on_module is None and kept_on_object is None and frontier and loop is not None \
+            and scope is not None and scope.node is not None:
+        written_on_object = _object_attribute_written_in_loop(scope, loop, frame_locals, frontier)
     kept_across_calls = None  # an object's method reads self.<attr>, then stores this call's result there
-    if carrier is None and kept_on_module is None and kept_on_object is None and frontier:
+    if carrier is None and kept_on_module is None and kept_on_object is None and written_on_object is None \
+            and frontier:
         kept_across_calls = _state_read_then_stored(frame_locals)
     memoised = None  # a function memoised with functools.lru_cache/cache returns the first call's tensor
     if carrier is None and kept_on_module is None and kept_on_object is None and kept_across_calls is None \
-            and frontier:
+            and written_on_object is None and frontier:
         memoised = _memoised_function(frame_locals, frontier)
 
     leaf_write_note = None  # a weight of the freed graph written in place between the two backward()s
@@ -909,6 +943,21 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
         helps.append(Suggestion(
             f"if carrying the previous output over is meant, detach {name}.{attribute} at the end of each iteration "
             "(truncated backpropagation)"))
+    elif written_on_object is not None:
+        name, attribute, write = written_on_object
+        tensor = next(t for t in _tensors_in(getattr(frame_locals[name], attribute)) if t.grad_fn is not None)
+        carrier = (f"{name}.{attribute}", write, tensor)
+        primary = statement_location(site.filename, write, role="carried", note=(
+            f"writes this iteration's result, with its graph, into {name}.{attribute}; {name} outlives the "
+            "iteration"))
+        related.append(backward_loc)
+        notes.append(f"{name} is drawn again in a later iteration (the same {type(frame_locals[name]).__name__} "
+                     f"object): its {attribute} then still holds the result written here, and the computation "
+                     "goes through the graph that the previous backward() freed")
+        helps.append(Suggestion(
+            f"keep {name}'s own state unwritten: compute with a copy of it (`{name} = copy.copy({name})` before "
+            f"the write) or keep the result in a local; a .detach() in the write would run, but each visit would "
+            f"then start from the previous visit's result instead of {name}'s own {attribute} (other values)"))
     elif kept_across_calls is not None:
         path, attribute, held, filename, store = kept_across_calls
         tensor = _tensors_in(held)[0]

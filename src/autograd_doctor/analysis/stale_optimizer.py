@@ -20,6 +20,10 @@ optimizer was built); the helps write the new value into the old parameter where
 match (a submodule of the same class, settings and layout: its state dict loaded into the old one,
 `self.net.load_state_dict(Net(...).state_dict())`, which keeps the optimizer's state as a reset of
 the parameters in place does), or build the optimizer again after the replacement.
+Where the network is bound again in a frame further out than the step()'s function (a global that
+`train()` reads, a local of `main()` that a closure reads: practical-pytorch#9), that frame's
+assignment is found by the module's identity (`_outer_rebinding`) and the optimizer is built again
+after it.
 
 A program that "resets" its optimizer after the replacement by loading back a state dict
 (`optimizer.load_state_dict(initial_state)`, a statement after the replacing one or after a call on
@@ -42,13 +46,17 @@ from functools import lru_cache
 import torch
 
 from autograd_doctor.diagnosis import codes
-from autograd_doctor.analysis.errors.context import enclosing_function
+from autograd_doctor.analysis.errors.context import enclosing_function, walk_own_scope
 from autograd_doctor.analysis.source_scope import block_holding, frame_values, live_frame, stored_names
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
 from autograd_doctor.diagnosis.source import (
     location_of, parse_file, segment, source_text, statement_at, statement_location, statements_in,
 )
 from autograd_doctor.recording.frames import Site
+
+
+# How many live frames beyond the recorded step() stack AD207 looks at for a module's assignment.
+MAX_OUTER_FRAMES = 4
 
 
 class Budget:
@@ -201,6 +209,7 @@ def _swap_diagnosis(optimizer, step_stack, swap, old: list, trained: list) -> Di
 
 def _named_module_diagnosis(optimizer, step_stack, name: str, module, site: Site, trained: list) -> Diagnosis:
     construction = optimizer_construction(optimizer, step_stack)
+    built = construction
     rebinding = _rebinding_statement(site, name, construction)
     note = f"binds {name} to a new {type(module).__name__}; the optimizer still holds the old one's parameters"
     if rebinding is not None:
@@ -217,6 +226,16 @@ def _named_module_diagnosis(optimizer, step_stack, name: str, module, site: Site
         rebuild = _rebuild_help(optimizer, construction, (), {name}, after=(site.filename, rebinding))
         if rebuild is not None:
             helps.append(rebuild)
+    elif primary.role == "optimizer":
+        outer = _outer_rebinding(step_stack, name, module, primary)
+        if outer is not None:
+            outer_site, statement = outer
+            related.insert(0, statement_location(outer_site.filename, statement, role="replaced", note=(
+                f"binds {name} to the {type(module).__name__} that trains, after the optimizer was built")))
+            rebuild = _rebuild_help(optimizer, built, (), {name},
+                                    after=(outer_site.filename, statement))
+            if rebuild is not None:
+                helps.append(rebuild)
     helps.append(_add_group_help(optimizer, construction, name))
     notes = [f"not one of the {count_of(sum(1 for g in optimizer.param_groups for _ in g['params']), 'parameter')} "
              f"{type(optimizer).__name__} holds got a gradient, and none of them belongs to a module named around "
@@ -225,6 +244,49 @@ def _named_module_diagnosis(optimizer, step_stack, name: str, module, site: Site
              f"{'is' if len(trained) == 1 else 'are'} in no optimizer, so "
              f"{'it never changes' if len(trained) == 1 else 'they never change'}"]
     return _diagnosis(primary, related, notes, helps)
+
+
+def _outer_rebinding(step_stack, name: str, module, primary: Location) -> tuple[Site, ast.stmt] | None:
+    """(site, statement): the module is bound to `name` in a frame further out than the step()
+    call's function (a global the training function reads), in the scope where the optimizer was
+    built, by an assignment after that construction and before the call on the way to step():
+    `rnn = RNN(...)` written again below `train()`, which reads `rnn` and `optimizer`. Evidence:
+    that frame's `name` holds the very module whose parameters got gradients."""
+    for site, frame in _outer_frames(step_stack):
+        if site.filename != primary.file:
+            continue
+        values = frame_values(frame) if frame.f_code.co_name != "<module>" else frame.f_globals
+        if values.get(name) is not module:
+            continue
+        tree = parse_file(site.filename)
+        if tree is None:
+            return None
+        built = statement_at(site.filename, primary.line)
+        scope = enclosing_function(tree, site.lineno)
+        if built is None or enclosing_function(tree, built.lineno) is not scope:
+            return None
+        candidates = [node for node in walk_own_scope(scope) if isinstance(node, ast.Assign)
+                      and built.end_lineno < node.lineno < site.lineno
+                      and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
+        return (site, max(candidates, key=lambda node: node.lineno)) if candidates else None
+    return None
+
+
+def _outer_frames(step_stack, further: int = MAX_OUTER_FRAMES):
+    """(site, frame) of the step's recorded callers, then of up to `further` live frames beyond
+    the outermost one recorded (the stack recorded at each step is short; this walk runs only
+    when AD207 is being reported)."""
+    frame = None
+    for site in step_stack[1:]:
+        frame = live_frame(site)
+        if frame is not None:
+            yield site, frame
+    frame = live_frame(step_stack[-1]) if step_stack else None
+    frame = frame.f_back if frame is not None else None
+    while frame is not None and further > 0:
+        further -= 1
+        yield Site(frame.f_code, frame.f_lasti), frame
+        frame = frame.f_back
 
 
 def _diagnosis(primary: Location, related: list, notes: list, helps: list) -> Diagnosis:
