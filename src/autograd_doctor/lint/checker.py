@@ -29,6 +29,7 @@ from autograd_doctor.lint.flow import ControlFlow
 from autograd_doctor.lint.forward_hooks import hook_output_parameter
 from autograd_doctor.lint.findings import Finding, split_lines
 from autograd_doctor.lint.graph_callers import GraphCallers
+from autograd_doctor.lint.index_arguments import index_parameters
 from autograd_doctor.lint.knowledge import TensorKnowledge
 from autograd_doctor.lint.modules import ModuleFacts
 from autograd_doctor.lint.none_paths import none_path_raises
@@ -329,6 +330,10 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
                 self.modules.name_specs[param] = spec
         # every call in the file passes a value without a graph here (arguments.py)
         grad_free = self.file.grad_free_parameters.get(node.name, ())
+        # parameters used as a tensor index: integer or bool tensors (index_arguments.py)
+        indices = index_parameters(node, (a.arg for a in all_args))
+        if indices:
+            grad_free = frozenset(grad_free) | indices
         self.scope.consts.update(grad_free)
         # Tensor arguments that may carry a graph in: a Distribution's `log_prob(value)`
         # and the like and a loss the framework backpropagates (callers differentiate

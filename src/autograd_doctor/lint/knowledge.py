@@ -398,6 +398,11 @@ class TensorKnowledge:
             element = self.reduction_pair_element(node)
             if element is not None:  # `x.max(1)[0]`: the values keep `x`'s graph, the indices none
                 return element[1] == 0 and self.is_graph(element[0])
+        if isinstance(node, ast.Attribute) and (node.attr == "data" or (
+                node.attr == "grad" and "create_graph" not in getattr(self, "source", "create_graph"))):
+            # `x.data` is cut from the graph; `x.grad`, filled by a backward without
+            # `create_graph=True` (none in the file), has no graph of its own
+            return False
         if isinstance(node, (ast.Subscript, ast.Attribute)):
             return self.is_graph(node.value)
         return False
