@@ -327,6 +327,13 @@ class ExpressionEvents:
                 scope.steps.append((self.next_seq(), node, self.text(recv)))
             elif "scaler" in name and len(node.args) == 1:
                 scope.steps.append((self.next_seq(), node, self.text(node.args[0])))
+        elif isinstance(recv, (ast.Name, ast.Attribute)) and \
+                attr in self.training.optimizer_methods.get(
+                    self.training.optimizer_instances.get(self.text(recv)), ()):
+            # `optimizer.first_step()` of a same-file Optimizer subclass whose method
+            # writes the parameters in place (SAM's ascent step): a step like `step()` for
+            # ADL003 only (it may clear the gradients itself: `first_step(zero_grad=True)`)
+            scope.helper_steps.append((self.next_seq(), node, self.text(recv), None))
         elif attr == "load_state_dict" and isinstance(recv, (ast.Name, ast.Attribute)) and node.args:
             # copies into the module's parameters in place (under no_grad: versions go up)
             scope.parameter_loads.append((self.next_seq(), node, self.text(recv)))

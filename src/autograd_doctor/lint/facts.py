@@ -108,7 +108,54 @@ class TrainingFacts:
     container_members: dict = field(default_factory=dict)
     optimizers: dict = field(default_factory=dict)     # optimizer text -> modules whose parameters it steps
     defines_optimizer: bool = False  # an Optimizer subclass: its step() runs under no_grad
+    # same-file `torch.optim.Optimizer` subclass -> its methods other than `step` that write
+    # the parameters in place (SAM's `first_step`: `for p in group["params"]: p.add_(e_w)`)
+    optimizer_methods: dict = field(default_factory=dict)
+    optimizer_instances: dict = field(default_factory=dict)  # optimizer text -> its same-file class
 
     @classmethod
     def read(cls, tree: ast.Module, source: str) -> TrainingFacts:
-        return cls(zero_grad_functions=set(clearing_functions(tree, source)))
+        return cls(zero_grad_functions=set(clearing_functions(tree, source)),
+                   optimizer_methods=parameter_writing_methods(tree))
+
+
+# in-place tensor methods that write their receiver (a parameter's version goes up)
+_PARAMETER_WRITES = frozenset("""
+add_ sub_ mul_ div_ copy_ addcdiv_ addcmul_ lerp_ clamp_ fill_ zero_ normal_ uniform_ neg_
+""".split())
+
+
+def _optimizer_base(base) -> bool:
+    """`torch.optim.Optimizer`, `optim.Optimizer`, or `Optimizer` imported by name."""
+    if isinstance(base, ast.Attribute):
+        return base.attr == "Optimizer" and isinstance(base.value, (ast.Name, ast.Attribute)) and \
+            (getattr(base.value, "id", None) == "optim" or getattr(base.value, "attr", None) == "optim")
+    return isinstance(base, ast.Name) and base.id == "Optimizer"
+
+
+def parameter_writing_methods(tree: ast.Module) -> dict:
+    """Each same-file subclass of torch's `Optimizer` -> its public methods other than
+    `step` that write a parameter in place: a loop over a parameter group's
+    `["params"]` whose body calls an in-place method on the loop variable itself
+    (`p.add_(e_w)`).  A write through `.data` (`p.data.add_`) bumps no version and is
+    not counted; nor is a method that only calls other methods."""
+    out = {}
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef) or not any(_optimizer_base(b) for b in cls.bases):
+            continue
+        writing = set()
+        for method in cls.body:
+            if not isinstance(method, ast.FunctionDef) or method.name == "step" or method.name.startswith("_"):
+                continue
+            for loop in ast.walk(method):
+                if not (isinstance(loop, ast.For) and isinstance(loop.target, ast.Name)
+                        and isinstance(loop.iter, ast.Subscript)
+                        and isinstance(loop.iter.slice, ast.Constant) and loop.iter.slice.value == "params"):
+                    continue
+                var = loop.target.id
+                if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                       and n.func.attr in _PARAMETER_WRITES and isinstance(n.func.value, ast.Name)
+                       and n.func.value.id == var for stmt in loop.body for n in ast.walk(stmt)):
+                    writing.add(method.name)
+        out[cls.name] = writing
+    return out

@@ -87,6 +87,10 @@ class AssignmentEvents:
         if q.startswith("torch.optim.") or short in N.OPTIMIZER_CLASSES or \
                 short in self.scope.optimizer_parameters:  # `optimizer_class=optim.Adam`
             self.training.optimizers[key] = owners
+        elif short in self.training.optimizer_methods and owners:
+            # a same-file Optimizer subclass (SAM) built on these modules' parameters
+            self.training.optimizers[key] = owners
+            self.training.optimizer_instances[key] = short
 
     def attribute_aliases(self, owners) -> set:
         """`self.critic = critic` in the method that builds `Adam(critic.parameters())`

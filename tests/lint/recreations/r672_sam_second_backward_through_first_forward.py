@@ -70,7 +70,7 @@ def train(steps=2):
         predictions = model(inputs)
         loss = criterion(predictions, targets)
         loss.backward(retain_graph=True)
-        optimizer.first_step(zero_grad=True)  # missed: ADL003 (writes the weights in place; the second backward below goes through the first forward)
+        optimizer.first_step(zero_grad=True)  # expect: ADL003
         criterion(predictions, targets).backward()
         optimizer.second_step(zero_grad=True)
 
