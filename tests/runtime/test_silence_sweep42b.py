@@ -146,3 +146,89 @@ def test_correct_program_is_silent_and_unchanged(tmp_path, name, mode):
     assert [(d.code, d.primary.line if d.primary else None, d.help[0].message if d.help else None)
             for d in outcome.diagnoses] == [] and outcome.warnings == []
     assert grads_equal(outcome.namespace["grads"], plain["grads"])
+
+
+# Written after the cause was found and before the fix's output was looked at, in shapes the fix
+# was not tuned on: the detach in a module's forward that the loop calls only under an `if`, two
+# helpers deep; and the real bug beside them (the helper called on every iteration, the loop itself
+# under an `if`), still named.
+UNSEEN_CORRECT = """
+    import torch
+    torch.manual_seed(3)
+
+    class FrozenEncoder(torch.nn.Module):
+        def __init__(self, encoder):
+            super().__init__()
+            self.encoder = encoder
+
+        def forward(self, x):
+            out = self.encoder(x)
+            return out.detach()
+
+    encoder = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Tanh())
+    frozen = FrozenEncoder(encoder)
+    head = torch.nn.Linear(5, 2)
+    opt_enc = torch.optim.Adam(encoder.parameters(), lr=1e-3)
+    opt_head = torch.optim.Adam(head.parameters(), lr=1e-2)
+
+    def features(x, epoch, warm):
+        return frozen(x)
+
+    x, y = torch.randn(10, 3), torch.randint(0, 2, (10,))
+    epochs, warm = 2, 4  # a short run that ends inside the warm-up
+    for epoch in range(epochs):
+        if epoch < warm:
+            h = features(x, epoch, warm)
+        else:
+            h = encoder(x)
+        loss = torch.nn.functional.cross_entropy(head(h), y)
+        opt_enc.zero_grad(); opt_head.zero_grad()
+        loss.backward()
+        opt_enc.step(); opt_head.step()
+    grads = [p.detach().clone() for p in [*encoder.parameters(), *head.parameters()]]
+"""
+
+UNSEEN_BUGGY = """
+    import torch
+    torch.manual_seed(3)
+    encoder = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.Tanh())
+    head = torch.nn.Linear(5, 2)
+    opt_enc = torch.optim.Adam(encoder.parameters(), lr=1e-3)
+    opt_head = torch.optim.Adam(head.parameters(), lr=1e-2)
+    TRAIN = True
+
+    def features(x):
+        return encoder(x).detach()
+
+    x, y = torch.randn(10, 3), torch.randint(0, 2, (10,))
+    if TRAIN:
+        for epoch in range(3):
+            h = features(x)
+            loss = torch.nn.functional.cross_entropy(head(h), y)
+            opt_enc.zero_grad(); opt_head.zero_grad()
+            loss.backward()
+            opt_enc.step(); opt_head.step()
+"""
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_unseen_correct_shape_is_silent(tmp_path, mode):
+    plain = run_plain(tmp_path, UNSEEN_CORRECT, "plain.py")
+    outcome = run_program(tmp_path, UNSEEN_CORRECT, **MODES[mode])
+    assert outcome.error is None, outcome.error
+    assert [d.code for d in outcome.diagnoses] == [] and outcome.warnings == []
+    assert grads_equal(outcome.namespace["grads"], plain["grads"])
+
+
+def test_unseen_buggy_shape_is_still_named(tmp_path):
+    outcome = run_program(tmp_path, UNSEEN_BUGGY)
+    assert outcome.error is None, outcome.error
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD214"]
+    assert diagnosis.primary.line == 11
+    assert diagnosis.help[0].message.startswith("drop .detach() at line 11 ")
+
+
+def test_dropping_the_detach_trains_the_encoder(tmp_path):
+    fixed = UNSEEN_BUGGY.replace("return encoder(x).detach()", "return encoder(x)")
+    outcome = run_program(tmp_path, fixed)
+    assert outcome.error is None and outcome.diagnoses == [] and outcome.warnings == []
