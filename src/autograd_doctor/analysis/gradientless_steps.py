@@ -147,20 +147,50 @@ def _taken_on_some_runs_only(cut) -> bool:
     """Whether the detach() line of `cut` runs only where a condition holds: its statement lies in
     an `if` (or a `match` case) inside the innermost loop or function around it, follows there an
     `if` that can leave the block (return, break, continue, raise), or its `detach()` call lies in
-    one branch of a conditional expression. A `__name__ == "__main__"` guard is not
-    such a condition. Unknown source: False (the line is named as before)."""
+    one branch of a conditional expression. Where the innermost scope is a function, the same is
+    asked of the user's call of that function in its caller (as recorded at the line's first
+    calls), and so on out to the first loop: a helper whose `detach()` is unconditional but that
+    the loop calls only in a warm-up (`frozen(x) if epoch < WARMUP else enc(x)`). A
+    `__name__ == "__main__"` guard is not such a condition. Unknown source: False (the line is
+    named as before)."""
+    site = cut.stack[0]
+    verdict = _conditional_in_scope(site, detach=True)
+    if verdict is not _FUNCTION:
+        return verdict is True
+    for callers in getattr(cut, "callers", ()):
+        for caller in callers:
+            verdict = _conditional_in_scope(caller, detach=False)
+            if verdict is True:
+                return True
+            if verdict is not _FUNCTION:
+                break
+    return False
+
+
+_FUNCTION = "function"  # the innermost scope met is a function: ask its caller
+
+
+def _conditional_in_scope(site, detach: bool):
+    """True where the statement at `site` runs only under a condition inside its innermost loop or
+    function (see `_taken_on_some_runs_only`); else _FUNCTION where that scope is a function (or
+    the module, without a loop), False where it is a loop or the source is unknown. `detach`:
+    look for the `detach()` call in a conditional expression's branch; else for the call made at
+    `site` (its columns)."""
     from autograd_doctor.diagnosis.source import parse_file
 
-    site = cut.stack[0]
     tree = parse_file(site.filename)
     statement = statement_at(site.filename, site.lineno)
     if tree is None or statement is None:
         return False
+    columns = None if detach else site.columns()
     for node in ast.walk(statement):
         if isinstance(node, ast.IfExp):
             for branch in (node.body, node.orelse):
-                if any(isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                       and call.func.attr == "detach" for call in ast.walk(branch)):
+                if detach:
+                    if any(isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                           and call.func.attr == "detach" for call in ast.walk(branch)):
+                        return True
+                elif columns is not None and _spans(branch, columns):
                     return True
     path = (_path_to(tree, statement) or []) + [statement]
     for index in range(len(path) - 1, 0, -1):
@@ -177,8 +207,17 @@ def _taken_on_some_runs_only(cut) -> bool:
                        for earlier in block[:block.index(below)]):
                     return True
         if isinstance(ancestor, _SCOPES):
-            return False
-    return False
+            return _FUNCTION if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else False
+    return _FUNCTION
+
+
+def _spans(node: ast.AST, columns) -> bool:
+    """Whether the source range of `node` holds the call at `columns` ((line, end_line, col,
+    end_col), 0-based columns)."""
+    line, end_line, col, end_col = columns
+    if getattr(node, "lineno", None) is None or node.end_lineno is None:
+        return False
+    return (node.lineno, node.col_offset) <= (line, col) and (end_line, end_col) <= (node.end_lineno, node.end_col_offset)
 
 
 def _leaves_block(statement: ast.stmt) -> bool:

@@ -88,6 +88,8 @@ class GraphCut:
     walks: int = 0
     leaves: list = field(default_factory=list)  # weak references
     leaf_ids: set = field(default_factory=set)
+    # the user's callers of the line at the walked calls (distinct, innermost first; `detach()` only)
+    callers: list = field(default_factory=list)
 
 
 @dataclass
@@ -310,6 +312,10 @@ def _note_copy_cut(tensor) -> None:
         if cut.walks >= MAX_CUT_WALKS:
             return
         cut.walks += 1
+    callers = capture_user_stack(2, limit=4)[1:]  # at the walked calls only: a few per line
+    with _lock:
+        if callers and callers not in cut.callers:
+            cut.callers.append(callers)
     leaves = _graph_leaves(tensor.grad_fn)
     if leaves is None:
         return
