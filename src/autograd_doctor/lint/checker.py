@@ -333,7 +333,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         # every call in the file passes a value without a graph here (arguments.py)
         grad_free = self.file.grad_free_parameters.get(node.name, ())
         # parameters used as a tensor index: integer or bool tensors (index_arguments.py)
-        indices = index_parameters(node, (a.arg for a in all_args))
+        indices = index_parameters(node, [a.arg for a in all_args], self.text(node))
         if indices:
             grad_free = frozenset(grad_free) | indices
         self.scope.consts.update(grad_free)

@@ -59,19 +59,17 @@ def _walk_no_scopes(node):
                 stack.append(child)
 
 
-def index_parameters(function, names) -> frozenset:
+def index_parameters(function, names, text: str) -> frozenset:
     """The parameters among ``names`` that ``function`` uses as a tensor index
-    (see the module docstring); empty when the evidence is incomplete."""
-    names = set(names)
-    if not names:
-        return frozenset()
-    stored = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    stored |= {n.arg for n in ast.walk(function) if isinstance(n, ast.arg)} - {
-        a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
-    candidates = names - stored
-    found = set()
+    (see the module docstring); empty when the evidence is incomplete.
+    ``text``: the function's source, which gates the walks (asked for every
+    function of every file: a parameter never written after ``[`` or inside
+    ``, ...,`` / ``, ...]`` cannot be a subscript's index part as spelled)."""
+    candidates = {name for name in names
+                  if "[" + name in text or ", " + name + "]" in text or ", " + name + "," in text}
     if not candidates:
         return frozenset()
+    found = set()
     for statement in _straight_line(function.body):
         for node in _walk_no_scopes(statement):
             if not isinstance(node, ast.Subscript) or not isinstance(node.ctx, ast.Load):
@@ -81,4 +79,10 @@ def index_parameters(function, names) -> frozenset:
                 name = _indexed_name(e)
                 if name in candidates:
                     found.add(name)
+    if not found:
+        return frozenset()
+    positional = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
+    for n in ast.walk(function):  # a name rebound anywhere in the function (nested ones too): no evidence
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) or isinstance(n, ast.arg) and n.arg not in positional:
+            found.discard(n.id if isinstance(n, ast.Name) else n.arg)
     return frozenset(found)

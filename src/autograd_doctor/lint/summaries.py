@@ -669,6 +669,8 @@ def _configured_lines(function) -> list:
         if a is not None:
             parameters.add(a.arg)
     parameters.discard("self")
+    if not any(isinstance(stmt, ast.If) for stmt in function.body):
+        return []  # nothing to read (most functions): the walks below are skipped
     config = _configuration_locals(function, parameters)
     bound = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
