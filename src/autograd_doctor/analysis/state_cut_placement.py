@@ -168,7 +168,7 @@ def _move_into(filename: str, inner: ast.AST, cut: ast.stmt, carriers: list,
         f"{optimizer_name}.step(), not once after that loop: the state it detaches ({state}) carries each "
         "iteration's graph into the next, so this backward() went back into the previous iteration's graph, "
         f"whose weights {optimizer_name}.step() had changed (a detach changes no value)",
-        "\n".join(lines), location)
+        "\n".join(lines), location, cuts_carried_graph=True)
     primary = statement_location(filename, cut, role="cut", note=f"detaches {state} once per pass of the outer loop, "
                                  f"not after each {optimizer_name}.step()")
     return help, primary
