@@ -237,6 +237,7 @@ def test_set36_state_detached_once_per_clip(tmp_path):
     suggestion = found.help[0]
     assert (suggestion.location.line, suggestion.location.end_line) == (109, 110)
     assert suggestion.replacement.splitlines() == ["losses.append(loss.detach())", "net.detach_hidden()"]
+    assert suggestion.cuts_carried_graph  # --verify-fix: unverified (the oracle keeps the carried graph)
     fixed = _fixed_result(tmp_path, path, suggestion)
     _, correct = run_plain(os.path.join(SET36, "correct", LSTM))
     assert _close(fixed, correct["result"])
