@@ -34,6 +34,7 @@ from autograd_doctor.analysis import shallow_copies
 from autograd_doctor.analysis.copies_through_data import CopiesThroughData
 from autograd_doctor.analysis import straight_through_terms, tied_parameters, ungraded_gathers, unused_submodules
 from autograd_doctor.analysis import discarded_clamps
+from autograd_doctor.analysis import nested_backward
 from autograd_doctor.analysis import self_seeded_backward
 from autograd_doctor.analysis import custom_backward_shapes
 from autograd_doctor.analysis import combined_modules, own_state_loads, reinitialized_on_load
@@ -969,6 +970,12 @@ class Doctor:
             self._raise_or_warn(diagnosis)
         if any(d.code in (codes.SAVED_TENSOR_MODIFIED, codes.OPTIMIZER_MODIFIED_SAVED) for d in diagnoses_of(error)):
             return
+        if not diagnoses_of(error):
+            # A backward() inside a hook that this backward() runs (gradients off there): the
+            # hook's call is the one that failed, not this one (set 36, pytorch#90520).
+            self._attach_to_error(error, nested_backward.grad_off_in_backward_hook, error, call, args, kwargs)
+            if diagnoses_of(error):
+                return
         if self.mode is Mode.LIGHT and probe.is_stale_error(error):
             self._attach_to_error(error, self._light_stale_diagnosis, error, call, args, kwargs)
             return

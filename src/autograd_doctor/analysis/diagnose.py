@@ -32,7 +32,7 @@ from autograd_doctor.analysis.module_weight_writes import (
 )
 from autograd_doctor.analysis.source_scope import frame_values, live_frame
 from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, operator_of
-from autograd_doctor.analysis import step_order
+from autograd_doctor.analysis import state_cut_placement, step_order
 from autograd_doctor.analysis.crossing_values import crossing_value_help
 from autograd_doctor.analysis.two_reads import read_before_and_after, two_reads_advice
 from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
@@ -724,6 +724,10 @@ def _optimizer_suggestions(write: WriteEvent, node, backward_stack: tuple[Site, 
     handed_over = crossing_value_help(write, backward_site, recorder) if backward_site is not None else None
     if handed_over is not None:
         return [handed_over[0]], handed_over[1]
+    misplaced = state_cut_placement.misplaced_state_cut(node, backward_site, optimizer_name) \
+        if backward_site is not None else None
+    if misplaced is not None:
+        return [misplaced[0]], misplaced[1]
     backward_line = backward_site.lineno if backward_site is not None and write.site is not None \
         and backward_site.filename == write.site.filename else None
     if not step_order.gradients_used_by_step(write, recorder, backward_site):

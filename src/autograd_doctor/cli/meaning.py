@@ -245,7 +245,8 @@ def _how(bitwise: bool) -> str:
 
 def judge(original: dict, changed: dict, original_raised: bool, recomputes_failing_forward: bool = False,
           changes_failing_value: bool = False, corrects_earlier_steps: bool = False,
-          corrects_forward_values: bool = False, failing_line: int | None = None) -> Verdict:
+          corrects_forward_values: bool = False, failing_line: int | None = None,
+          cuts_carried_graph: bool = False) -> Verdict:
     """Compare the changed program's values with the oracle's (the original under the oracle).
     `failing_line`: the line of the backward() that raised in the user's run (for a help that
     computes its forward again after the weights changed)."""
@@ -262,6 +263,10 @@ def judge(original: dict, changed: dict, original_raised: bool, recomputes_faili
         return _judge_recomputed_forward(old_forward, new_forward, original["error"], changes_failing_value)
     if recomputes_failing_forward and not original.get("error") and failing_line is not None:
         verdict = _judge_recomputed_after_stale_oracle(original, old_forward, new_forward, failing_line)
+        if verdict is not None:
+            return verdict
+    if cuts_carried_graph and not original.get("error") and failing_line is not None:
+        verdict = _judge_cut_carried_graph(original, old_forward, new_forward, failing_line)
         if verdict is not None:
             return verdict
     same_calls, bitwise, differing_call = _same_forward_calls(old_forward, new_forward)
@@ -332,6 +337,32 @@ def _judge_recomputed_after_stale_oracle(original: dict, old_forward: list, new_
                                  "that loss is computed again at the weights step() wrote, on purpose, so it differs "
                                  "from the oracle's, which uses the values saved before the step (the other reading "
                                  "of the program); no oracle says which is meant")
+
+
+def _judge_cut_carried_graph(original: dict, old_forward: list, new_forward: list,
+                             failing_line: int) -> Verdict | None:
+    """The program's own detach of a carried state moved into the loop of backward() and step():
+    under the oracle the failing backward() and the later ones go back through earlier iterations'
+    graphs at the weights saved then (one reading); with the change each stops at the state it was
+    given (the other reading, the accepted answer's). A detach changes no value, so every call up to
+    the first that differs must equal the oracle's, the failing one included: at least two calls at
+    the line that raised come before that first differing call (the one before the raise and the
+    raising one), and no call is dropped. Then *unverified*, never verified. None otherwise."""
+    same, bitwise, differing = _same_forward_calls(old_forward, new_forward)
+    if same or differing is None or len(new_forward) < len(old_forward):
+        return None
+    sites = original.get("sites") or []
+    if len(sites) != len(old_forward):
+        return None
+    at_line = [index for index, site in enumerate(sites[:differing - 1]) if site is not None and site[1] == failing_line]
+    if len(at_line) < 2:
+        return None
+    bitwise = _same_forward_calls(old_forward[:differing - 1], new_forward[:differing - 1])[1]
+    return Verdict("unverified", f"the changed program runs and its forward values before backward() call {differing} "
+                                 f"equal the original's ({_how(bitwise)}), the one that raised included; from there "
+                                 "each backward() stops at the state it was given, so the gradients differ from the "
+                                 "oracle's, which goes back through the earlier iterations' graphs at the weights they "
+                                 "saved (the other reading of the program); no oracle says which is meant")
 
 
 def _judge_earlier_steps_corrected(old_forward: list, new_forward: list) -> Verdict:

@@ -174,7 +174,8 @@ def check_file(script: str, diagnoses: list[Diagnosis], error: BaseException | N
                                   changes_failing_value=suggestion.changes_failing_value,
                                   corrects_earlier_steps=suggestion.corrects_earlier_steps,
                                   corrects_forward_values=suggestion.corrects_forward_values,
-                                  failing_line=_failing_backward_line(diagnosis))
+                                  failing_line=_failing_backward_line(diagnosis),
+                                  cuts_carried_graph=getattr(suggestion, "cuts_carried_graph", False))
             if tried.verdict.status == "rejected":
                 rejected.append((suggestion, tried.verdict))
                 continue

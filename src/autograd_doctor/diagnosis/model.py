@@ -127,6 +127,12 @@ class Suggestion:
     # forward-mode derivative that counted a no_grad block, AD318): the values handed to the first
     # backward() are meant to differ; only the number of backward() calls must stay.
     corrects_forward_values: bool = False
+    # True for a change that detaches a state carried across iterations at every iteration (the
+    # program's own cut, moved into the loop of backward() and step(), AD103 set 36): later
+    # backward() calls no longer go back into earlier iterations' graphs, so their gradients are
+    # meant to differ from the oracle's, which goes through them at the saved weights; the values
+    # handed to the failing backward() and to every call before it must match, no call dropped.
+    cuts_carried_graph: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"message": self.message, "replacement": self.replacement}
