@@ -64,9 +64,10 @@ def index_parameters(function, names, text: str) -> frozenset:
     (see the module docstring); empty when the evidence is incomplete.
     ``text``: the function's source, which gates the walks (asked for every
     function of every file: a parameter never written after ``[`` or inside
-    ``, ...,`` / ``, ...]`` cannot be a subscript's index part as spelled)."""
-    candidates = {name for name in names
-                  if "[" + name in text or ", " + name + "]" in text or ", " + name + "," in text}
+    ``, ...]`` cannot be a subscript's first or last index part as spelled; a middle part of
+    a tuple index, `pts[a, inds, b]`, is not looked for)."""
+    candidates = {name for name in names if name not in ("self", "cls")
+                  and ("[" + name in text or ", " + name + "]" in text)}
     if not candidates:
         return frozenset()
     found = set()

@@ -671,13 +671,19 @@ def _configured_lines(function) -> list:
     parameters.discard("self")
     if not any(isinstance(stmt, ast.If) for stmt in function.body):
         return []  # nothing to read (most functions): the walks below are skipped
-    config = _configuration_locals(function, parameters)
-    bound = {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    locals_read = {}  # "bound", "config": read only when a test names a local (lazily: most read `self.x`)
+
+    def unconfigured_local(name: str) -> bool:
+        if not locals_read:
+            locals_read["config"] = _configuration_locals(function, parameters)
+            locals_read["bound"] = {n.id for n in ast.walk(function)
+                                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        return name in locals_read["bound"] and name not in locals_read["config"]
 
     def configured(test) -> bool:
         for n in ast.walk(test):
             if isinstance(n, ast.Name) and (n.id in parameters or "inplace" in n.id.lower()
-                                            or (n.id in bound and n.id not in config)):
+                                            or (n.id != "self" and unconfigured_local(n.id))):
                 return False
             if isinstance(n, ast.Attribute) and "inplace" in n.attr.lower():
                 return False
