@@ -316,17 +316,7 @@ def _note_copy_cut(tensor) -> None:
     with _lock:
         if callers and callers not in cut.callers:
             cut.callers.append(callers)
-    leaves = _graph_leaves(tensor.grad_fn)
-    if leaves is None:
-        return
-    with _lock:
-        for leaf in leaves:
-            if id(leaf) not in cut.leaf_ids:
-                try:
-                    cut.leaves.append(weakref.ref(leaf))
-                except TypeError:
-                    continue
-                cut.leaf_ids.add(id(leaf))
+    _keep_leaves(cut, _graph_leaves(tensor.grad_fn))
 
 
 def _recording_detach_copy(original):
@@ -342,6 +332,20 @@ def _recording_detach_copy(original):
     detach.__name__ = "detach"
     detach.__qualname__ = "Tensor.detach"
     return detach
+
+
+def _keep_leaves(cut: GraphCut, leaves: list | None) -> None:
+    """Add the leaves a walk found to the cut's, by weak reference (None: past the walk's bound)."""
+    if leaves is None:
+        return
+    with _lock:
+        for leaf in leaves:
+            if id(leaf) not in cut.leaf_ids:
+                try:
+                    cut.leaves.append(weakref.ref(leaf))
+                except TypeError:
+                    continue
+                cut.leaf_ids.add(id(leaf))
 
 
 def _graph_leaves(node) -> list | None:
@@ -378,17 +382,7 @@ def _note_cut(tensor, stack: tuple) -> None:
         if cut.walks >= MAX_CUT_WALKS:
             return
         cut.walks += 1
-    leaves = _graph_leaves(grad_fn)
-    if leaves is None:
-        return
-    with _lock:
-        for leaf in leaves:
-            if id(leaf) not in cut.leaf_ids:
-                try:
-                    cut.leaves.append(weakref.ref(leaf))
-                except TypeError:
-                    continue
-                cut.leaf_ids.add(id(leaf))
+    _keep_leaves(cut, _graph_leaves(grad_fn))
 
 
 def _recording_detach(original):
