@@ -140,20 +140,26 @@ def _buffer_registration(module: torch.nn.Module, name: str) -> tuple[str, ast.s
     return None
 
 
+def _plain_objects(frame_locals: dict):
+    """(name, its first 100 attributes) for each local bound to a plain object: not a tensor, a
+    module, a class, a module of Python's or a callable, and with a `__dict__`."""
+    for name, value in frame_locals.items():
+        if (name.startswith("_") or isinstance(value, (torch.Tensor, torch.nn.Module, type, types.ModuleType))
+                or callable(value) or not hasattr(value, "__dict__")):
+            continue
+        try:
+            yield name, list(vars(value).items())[:100]
+        except TypeError:
+            continue
+
+
 def _object_state_set_before_loop(scope: Scope, loop: ast.AST, frame_locals: dict, frontier: list[Any]):
     """A plain object (not a module: a graph, a buffer holder) whose attribute holds a tensor that
     reaches the freed graph, and the one-line statement before the loop that gave it its starting
     state (`g.set_n_repr(features)`, `g.x = features`): (the object's name, the attribute, that
     statement), or None. Every iteration replaces the attribute with its own output, so the next
     one starts from a graph that backward() freed."""
-    for name, value in frame_locals.items():
-        if (name.startswith("_") or isinstance(value, (torch.Tensor, torch.nn.Module, type, types.ModuleType))
-                or callable(value) or not hasattr(value, "__dict__")):
-            continue
-        try:
-            attributes = list(vars(value).items())[:100]
-        except TypeError:
-            continue
+    for name, attributes in _plain_objects(frame_locals):
         held = next((attribute for attribute, item in attributes if not attribute.startswith("__") and any(
             t.grad_fn is not None and _reaches(t, frontier) for t in _tensors_in(item))), None)
         if held is None:
@@ -175,14 +181,7 @@ def _object_attribute_written_in_loop(scope: Scope, loop: ast.AST, frame_locals:
     attribute, that statement), or None; only one-target assignments whose target is exactly
     `name.<attribute>`, and only where nothing sets the object's state before the loop (that is
     `_object_state_set_before_loop`'s case)."""
-    for name, value in frame_locals.items():
-        if (name.startswith("_") or isinstance(value, (torch.Tensor, torch.nn.Module, type, types.ModuleType))
-                or callable(value) or not hasattr(value, "__dict__")):
-            continue
-        try:
-            attributes = list(vars(value).items())[:100]
-        except TypeError:
-            continue
+    for name, attributes in _plain_objects(frame_locals):
         for attribute, item in attributes:
             if attribute.startswith("__") or not any(
                     t.grad_fn is not None and _reaches(t, frontier) for t in _tensors_in(item)):
