@@ -45,7 +45,7 @@ def _factory_kind(path: str, function: str) -> str | None:
     node = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function), None)
     if node is None:
         return None
-    returns = [r.value for r in _own_returns(node)]
+    returns = [r.value for r in own_returns(node)]
     if not returns or any(r is None for r in returns):
         return None
     aliases = _torch_aliases(tree)
@@ -58,7 +58,7 @@ def _factory_kind(path: str, function: str) -> str | None:
     return None
 
 
-def _own_returns(function: ast.FunctionDef):
+def own_returns(function: ast.FunctionDef):
     """The `return` statements of ``function``, not of functions nested in it."""
     todo = list(function.body)
     while todo:

@@ -10,6 +10,7 @@ from functools import lru_cache
 
 from autograd_doctor.lint.clearing import module_file_in_project, parsed_file
 from autograd_doctor.lint.names import INTEGER_RESULT_METHODS
+from autograd_doctor.lint.project_factories import own_returns
 from autograd_doctor.lint.repository_callers import called_only_without_gradients
 from autograd_doctor.lint.rules.adl032_td_target_not_detached import _grad_off_call
 from autograd_doctor.lint.rules.base import Rule
@@ -616,15 +617,7 @@ def _releasing_function(path: str, name: str) -> bool:
 def _returns_released(function) -> bool:
     """Every `return` of ``function`` (not of a nested one) ends a method chain that
     passes through a releasing method or `.data`; at least one `return`."""
-    returns = []
-    todo = list(function.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.Return):
-            returns.append(node.value)
-        todo.extend(ast.iter_child_nodes(node))
+    returns = [r.value for r in own_returns(function)]
     return bool(returns) and all(r is not None and _chain_released(r) for r in returns)
 
 

@@ -10,6 +10,7 @@ import re
 
 from autograd_doctor.lint.rules.base import Rule
 from autograd_doctor.lint.names import last_name
+from autograd_doctor.lint.walk import child_nodes, own_nodes
 
 RULE = Rule(
     code="ADL038", name="differentiation-under-callers-no-grad",
@@ -91,14 +92,8 @@ def _is_grad_off(expr) -> bool:
 
 
 def _walk_own(node):
-    """The nodes of a function's body, not of nested functions or classes."""
-    stack = list(ast.iter_child_nodes(node))
-    while stack:
-        n = stack.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        yield n
-        stack.extend(ast.iter_child_nodes(n))
+    """The nodes of a function (body, arguments, decorators), not of nested functions or classes."""
+    return own_nodes(child_nodes(node))
 
 
 def _root(expr):
