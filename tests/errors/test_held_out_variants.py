@@ -325,8 +325,11 @@ NOT_DIAGNOSED: set[str] = set()  # set 17's two (**self.clip_kwargs, torch.tenso
 
 
 @pytest.mark.parametrize("name", variant_names())
-def test_variant_is_diagnosed_located_and_fixed(name, tmp_path):
+def test_variant_is_diagnosed_located_and_fixed(name, tmp_path, capfd):
     row = judge(name, str(tmp_path))
+    # The tests' conftest sets AUTOGRAD_DOCTOR_DEBUG: a check of ours that failed (the user's
+    # exception unchanged, a diagnosis maybe lost) prints its traceback.
+    assert "autograd-doctor internal error" not in capfd.readouterr().err, name
     if name in NOT_DIAGNOSED:
         assert not row["diagnosed"] and row["help"] is None, row
         return

@@ -222,6 +222,25 @@ def test_dict_entries_an_optimizer_already_holds_are_advice_naming_the_optimizer
     assert found.help[0].replacement is None and "SGD optimizer" in found.help[0].message
 
 
+def test_a_half_built_optimizer_alive_does_not_stop_the_diagnosis(tmp_path):
+    # An optimizer whose constructor raised before it set param_groups stays alive as long as the
+    # exception's traceback does (here kept by the program; elsewhere until the cyclic collector
+    # runs). The scan for the optimizers holding the dict's tensors skips it: it once failed on
+    # it, and AD143 came or not with the collector's timing (CI of session 42).
+    source = TRACED.replace("{store}", PLAIN).replace(
+        "traced = torch.jit.trace(decoder, (z,))",
+        "try:\n"
+        "        torch.optim.SGD(decoder.out.weight, lr=0.1)  # a tensor, not an iterable of them\n"
+        "    except TypeError as problem:\n"
+        "        kept = problem\n"
+        "    opt = torch.optim.SGD(list(decoder.parameters()) + list(decoder.extra.values()), lr=0.1)\n"
+        "    traced = torch.jit.trace(decoder, (z,))")
+    source, diagnoses = diagnose(tmp_path, source)
+    found = only(diagnoses, "AD143")
+    assert found.primary.line == marked_line(source, "STORE")
+    assert found.help[0].replacement is None and "SGD optimizer" in found.help[0].message
+
+
 # ---- AD184: cdist under a second derivative -------------------------------------------------------
 
 KERNEL = """

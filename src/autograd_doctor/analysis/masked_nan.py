@@ -60,17 +60,20 @@ def nan_gradient_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
     """AD220 for the backward() call that just ran, or None (the caller calls it for the first
     CHECKED_BACKWARDS calls only)."""
     roots = backward_roots(args, kwargs)
-    if not roots or not all(bool(torch.isfinite(root.detach()).all()) for root in roots if root.is_floating_point()):
+    if not roots or not all(_plain(root) for root in roots):
+        return None  # a sparse gradient or a traced (fake) value cannot be read for NaN
+    if not all(bool(torch.isfinite(root.detach()).all()) for root in roots if root.is_floating_point()):
         return None  # a loss that is itself NaN or inf is another problem
     leaves, node_names, half_powers = _graph_facts([root.grad_fn for root in roots if root.grad_fn is not None])
     masked = bool(node_names & MASKING_NODES)
     if not masked and not node_names & ROOT_NODES:
         return None
-    gradients = [leaf.grad for leaf in leaves if leaf.grad is not None and leaf.grad.is_floating_point()]
+    gradients = [leaf.grad for leaf in leaves if leaf.grad is not None and leaf.grad.is_floating_point()
+                 and _plain(leaf.grad)]
     if not gradients or _all_finite(gradients):
         return None
     broken = [leaf for leaf in leaves if leaf.grad is not None and leaf.grad.is_floating_point()
-              and not bool(torch.isfinite(leaf.grad).all())]
+              and _plain(leaf.grad) and not bool(torch.isfinite(leaf.grad).all())]
     if not broken:
         return None
     site = call.site if call is not None else None
@@ -156,6 +159,12 @@ def _root_diagnosis(filename: str, statement: ast.stmt, operand: ast.AST, broken
     return Diagnosis(code=codes.MASKED_NAN_GRADIENT, title=codes.title(codes.MASKED_NAN_GRADIENT),
                      severity="warning", primary=primary, related=[r for r in [backward] if r is not None],
                      notes=notes, help=helps)
+
+
+def _plain(tensor: torch.Tensor) -> bool:
+    """A dense tensor with values to read: not sparse, not a subclass (a fake tensor of a
+    compiler's trace has no values; isfinite() on it raises)."""
+    return tensor.layout == torch.strided and type(tensor) in (torch.Tensor, torch.nn.Parameter)
 
 
 def _all_finite(gradients: list) -> bool:

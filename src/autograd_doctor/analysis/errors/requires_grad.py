@@ -16,6 +16,7 @@ from autograd_doctor.analysis.errors.context import (
     module_attribute_assignment, value_of,
 )
 from autograd_doctor.analysis.grad_off_blocks import block_body_dedented, grad_off_with_around
+from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.diagnosis.model import Location, Suggestion
 from autograd_doctor.diagnosis.source import (
     call_argument, display_path, parse_file, replace_node_text, replace_nodes_text, segment, source_line, statement_location,
@@ -2449,17 +2450,7 @@ def _dict_entry_of_module(context: ErrorContext, frame, filename: str, statement
 
 def _optimizers_holding(tensor) -> list[str]:
     """The kinds of the live optimizers that hold `tensor` ("the SGD optimizer")."""
-    import gc
-
-    import torch
-
-    found = []
-    for candidate in gc.get_objects():
-        # type(), not isinstance(): some objects' __class__ is a property that warns or computes
-        if issubclass(type(candidate), torch.optim.Optimizer) and any(
-                p is tensor for group in candidate.param_groups for p in group["params"]):
-            found.append(f"the {type(candidate).__name__} optimizer")
-    return found
+    return [f"the {type(optimizer).__name__} optimizer" for optimizer in optimizers_holding([tensor], Budget(1)) or ()]
 
 
 def _module_called_in_traced_function(context: ErrorContext, frame, filename: str, statement, location):
