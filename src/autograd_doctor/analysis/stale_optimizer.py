@@ -41,6 +41,7 @@ import ast
 import builtins
 import gc
 import re
+from dataclasses import replace
 from functools import lru_cache
 
 import torch
@@ -196,6 +197,16 @@ def _swap_diagnosis(optimizer, step_stack, swap, old: list, trained: list) -> Di
         rebuild = _rebuild_help(optimizer, construction, swap.stack, _module_names(step_stack, trained))
         if rebuild is not None:
             helps.append(rebuild)
+            if copy_help is None and (rebuild.location.file, rebuild.location.line) != (replaced.file, replaced.line):
+                # Nothing applies at the replacing line, and the replacement ran in a function called
+                # from the one that built the optimizer: the line to change is that call, where the
+                # optimizer is built again; the replacing line is where the new tensors came from.
+                primary = replace(rebuild.location, role="call", note=(
+                    f"the call that replaces {owner}.{swap.name}, after the optimizer was built from the "
+                    "parameters of the time"))
+                related = [r for r in related if not (r.role == "call" and r.file == primary.file
+                                                      and r.line == primary.line)]
+                related.insert(0, replaced)
     helps.append(_add_group_help(optimizer, construction, f"{owner}.{swap.name}"))
     new_parameters = (f"the new parameter ({shapes_of(trained)}) got a gradient but is" if swap.is_parameter else
                       f"the new submodule's {count_of(len(trained), 'parameter')} ({shapes_of(trained)}) got gradients "
