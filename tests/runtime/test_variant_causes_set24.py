@@ -154,3 +154,58 @@ def test_a_distribution_kept_on_a_module_is_named_where_it_is_built(tmp_path):
 def test_a_distribution_built_in_every_call_stays_silent(tmp_path):
     outcome = run_as_script(tmp_path, NOISE_DISTRIBUTION_PER_CALL)
     assert outcome.error is None and not outcome.diagnoses
+
+
+# AD235: `jacobian(strict=True)` of a function that returns `Normal(...).sample()`: sample() draws under
+# no_grad. Where the distribution's class has a reparameterised sample (has_rsample), the help draws with
+# rsample() (the variant); a class without one (Categorical) keeps the advice.
+LAPLACE_SAMPLE_BOUND_THEN_RETURNED = """
+    import torch
+    import torch.distributions as D
+    from torch.autograd.functional import jacobian
+
+    def noisy_shift(mu):
+        draw = D.Laplace(mu * 2.0, 0.5).sample()  # DRAW
+        return draw
+
+    torch.manual_seed(0)
+    mu = torch.tensor([0.1, -0.4])
+    J = jacobian(noisy_shift, mu, strict=True)
+"""
+
+LAPLACE_RSAMPLE = LAPLACE_SAMPLE_BOUND_THEN_RETURNED.replace(".sample()  # DRAW", ".rsample()  # DRAW")
+
+CATEGORICAL_SAMPLE = """
+    import torch
+    from torch.autograd.functional import jacobian
+    from torch.distributions import Categorical
+
+    def pick(logits):
+        return Categorical(logits=logits).sample().float()  # DRAW
+
+    J = jacobian(pick, torch.tensor([0.1, 0.3, -0.2]), strict=True)
+"""
+
+
+def test_a_sample_of_a_reparameterisable_distribution_is_drawn_with_rsample(tmp_path):
+    outcome = run_as_script(tmp_path, LAPLACE_SAMPLE_BOUND_THEN_RETURNED)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD235", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("DRAW")
+    assert ".rsample()" in (diagnosis.help[0].replacement or ""), diagnosis.help[0]
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, LAPLACE_RSAMPLE, "correct.py")
+    assert torch.equal(fixed["J"], correct["J"])
+    assert torch.equal(correct["J"], 2.0 * torch.eye(2))
+
+
+def test_the_rsample_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, LAPLACE_RSAMPLE)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_distribution_without_rsample_gets_no_change(tmp_path):
+    outcome = run_as_script(tmp_path, CATEGORICAL_SAMPLE)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD235", [d.code for d in outcome.diagnoses]
+    assert all("rsample" not in (help.replacement or "") for help in diagnosis.help)
