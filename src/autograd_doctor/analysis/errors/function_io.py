@@ -95,6 +95,36 @@ def _named_tuple_fields(context: ErrorContext, value: ast.expr) -> tuple[str, li
     return kind.__name__, list(value.args) + [by_name[name] for name in fields[len(value.args):]]
 
 
+def _dataclass_output(context: ErrorContext, filename: str, function: ast.FunctionDef, value: ast.expr):
+    """(class name, the scalar field, the other fields) when the function returned (the transform's
+    `output` local, seen at run time) an instance of a dataclass built by the return statement itself
+    (`return StepResult(...)`), and exactly one of its fields holds a floating-point tensor of one
+    element (the value to differentiate); None otherwise."""
+    import dataclasses
+
+    import torch
+
+    if not isinstance(value, ast.Call):
+        return None
+    output = None
+    for frame, _ in reversed(context.frames):
+        if frame.f_code.co_name == "grad_and_value_impl" and "output" in frame.f_locals:
+            output = frame.f_locals["output"]
+            break
+    if output is None or not dataclasses.is_dataclass(output) or isinstance(output, type):
+        return None
+    class_name = type(output).__name__
+    called = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", None)
+    if called != class_name:
+        return None
+    scalars = [field.name for field in dataclasses.fields(output)
+               if isinstance(getattr(output, field.name, None), torch.Tensor)
+               and getattr(output, field.name).numel() == 1 and getattr(output, field.name).is_floating_point()]
+    if len(scalars) != 1:
+        return None
+    return class_name, scalars[0], [field.name for field in dataclasses.fields(output) if field.name != scalars[0]]
+
+
 # ---- AD234: grad(f, has_aux=True) of a function that does not return (output, aux) ------------
 
 def aux_not_a_pair(context: ErrorContext, already):
@@ -132,6 +162,18 @@ def aux_not_a_pair(context: ErrorContext, already):
         helps.append(statement_change(
             location, f"return the same two values as a tuple: {pair[0]} is the output differentiated, "
             f"{pair[1]} the auxiliary value handed back as it is", f"return {pair[0]}, {pair[1]}"))
+    elif (kept := _dataclass_output(context, filename, function, value)) is not None:
+        # `return StepResult(loss, logits)`, a dataclass: not a pytree, so it cannot be the aux either
+        # (the transform hands back only tensors in tuples, lists and dicts); the caller reads its
+        # fields, so the change spans two places: advice naming the fields.
+        class_name, field, others = kept
+        location.note = f"returns a {class_name}, a dataclass: one object, not the pair (output, aux)"
+        aux = "{" + ", ".join(f'"{name}": ...' for name in others) + "}" if others else "()"
+        helps.append(Suggestion(
+            f"return the pair ({field}, aux): {field} is the {class_name}'s one scalar tensor, the value differentiated; "
+            f"a dataclass cannot be the aux either (the transform hands back only tensors in tuples, lists and dicts), "
+            f"so return the other fields as a dict or tuple ({aux}) and read them from the aux where the transform is "
+            "called"))
     elif named is not None:
         helps.append(Suggestion(f"return exactly (output, aux): {named[0]} is a named tuple of {len(value.elts)} "
                                 "values; gather the auxiliary values into one tuple or dict"))
