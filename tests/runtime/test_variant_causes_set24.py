@@ -7,7 +7,10 @@ around the write first: the changed program overwrote the trained values and pas
 straight through the clamp (a wrong help). The write's result is a value of the computation, as for
 `F.relu(w, inplace=True)`: the first help is the same call out of place; the no_grad form is only
 described (a projection of the stored values is the user's choice, not a change of this line). A write
-that is a statement of its own (`self.w.clamp_(0, 1)` after `step()`) keeps the no_grad help first."""
+that is a statement of its own (`self.w.clamp_(0, 1)` after `step()`) keeps the no_grad help first.
+
+AD302 (a distribution kept on a module), AD235 (`sample()` where `rsample()` is meant) and AD234 (a
+dataclass under has_aux): see each block below."""
 
 from __future__ import annotations
 
@@ -209,3 +212,42 @@ def test_a_distribution_without_rsample_gets_no_change(tmp_path):
     diagnosis = outcome.diagnosis
     assert diagnosis.code == "AD235", [d.code for d in outcome.diagnoses]
     assert all("rsample" not in (help.replacement or "") for help in diagnosis.help)
+
+
+# AD234: a @dataclass returned under has_aux is named, with its one scalar field as the output; no
+# concrete change (a dataclass cannot be the aux either, and the caller reads its fields).
+DATACLASS_UNDER_GRAD_AND_VALUE = """
+    from dataclasses import dataclass
+
+    import torch
+    from torch.func import grad_and_value
+
+    @dataclass
+    class Out:
+        prediction: torch.Tensor
+        objective: torch.Tensor
+
+    def fit(w, x):
+        prediction = x @ w
+        return Out(prediction, prediction.pow(2).mean())  # RETURN
+
+    g, aux = grad_and_value(fit, has_aux=True)(torch.ones(3), torch.randn(4, 3))
+"""
+
+DATACLASS_FIELDS_RETURNED_AS_A_PAIR = DATACLASS_UNDER_GRAD_AND_VALUE.replace(
+    "return Out(prediction, prediction.pow(2).mean())  # RETURN",
+    "return prediction.pow(2).mean(), {\"prediction\": prediction}  # RETURN")
+
+
+def test_a_dataclass_under_has_aux_is_named_with_its_scalar_field(tmp_path):
+    outcome = run_as_script(tmp_path, DATACLASS_UNDER_GRAD_AND_VALUE)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD234", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("RETURN")
+    assert "objective" in diagnosis.help[0].message and "prediction" in diagnosis.help[0].message
+    assert all(help.replacement is None for help in diagnosis.help)
+
+
+def test_the_fields_returned_as_a_pair_stay_silent(tmp_path):
+    outcome = run_as_script(tmp_path, DATACLASS_FIELDS_RETURNED_AS_A_PAIR)
+    assert outcome.error is None and not outcome.diagnoses
