@@ -91,7 +91,23 @@ def _tensors_in(value) -> list[torch.Tensor]:
         return [value]
     if isinstance(value, (list, tuple)) and len(value) < 100:
         return [v for v in value if isinstance(v, torch.Tensor)]
+    if isinstance(value, torch.distributions.Distribution):
+        return _computed_tensors_of_distribution(value)
     return []
+
+
+def _computed_tensors_of_distribution(distribution, depth: int = 0) -> list[torch.Tensor]:
+    """The tensors with a grad_fn that a torch.distributions object holds (`Normal(loc, log_scale.exp())`
+    keeps the exp()'s result as its scale; `Independent` and other wrappers hold their base
+    distribution): a distribution built once, from parameters, keeps that graph for every later call
+    (set 24). The parameters themselves (leaves) are not state that carries a graph."""
+    found = []
+    for held in list(vars(distribution).values())[:32]:
+        if isinstance(held, torch.Tensor) and held.grad_fn is not None:
+            found.append(held)
+        elif isinstance(held, torch.distributions.Distribution) and depth < 3:
+            found.extend(_computed_tensors_of_distribution(held, depth + 1))
+    return found
 
 
 def _module_state_carrier(frame_locals: dict, frontier: list[Any]):

@@ -871,6 +871,48 @@ def _write_suggestions(write: WriteEvent, tensor) -> list[Suggestion]:
     return write_fixes(site.filename, statement, site.lineno, column, _write_facts(write, tensor))
 
 
+def _bound_name(statement) -> str | None:
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        return statement.targets[0].id
+    return None
+
+
+def _consumed_inplace_call(statement, line: int):
+    """The in-place method call on the statement's line (`w.clamp_(...)`, receiver a name or an
+    attribute chain) whose result the statement goes on to compute with: bound to a name other than
+    its receiver (`log_std = self.log_std.clamp_(-5, 1)`) or an operand of another expression that is
+    not itself an in-place call (`x * w.clamp_(0).exp()`). None for a write as a statement of its own
+    (`w.clamp_(0)`), for `w = w.clamp_(0)` (rebinding the leaf's own name would leave the leaf behind)
+    and for a statement with more than one in-place call."""
+    parents = {}
+    for node in ast.walk(statement):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    calls = [node for node in ast.walk(statement) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_")
+             and not node.func.attr.endswith("__") and hasattr(torch.Tensor, node.func.attr[:-1])]
+    if len(calls) != 1:
+        return None
+    call = calls[0]
+    if call.lineno != line or not isinstance(call.func.value, (ast.Name, ast.Attribute)):
+        return None
+    receiver = call.func.value
+    while isinstance(receiver, ast.Attribute):
+        receiver = receiver.value
+    if not isinstance(receiver, ast.Name):
+        return None
+    parent = parents.get(call)
+    if parent is None or isinstance(parent, ast.Expr) or isinstance(parent, (ast.AugAssign, ast.Return)):
+        return None
+    if isinstance(parent, ast.Assign):
+        if len(parent.targets) != 1 or not isinstance(parent.targets[0], ast.Name):
+            return None
+        if ast.dump(parent.targets[0]) == ast.dump(call.func.value) or \
+                (isinstance(call.func.value, ast.Name) and parent.targets[0].id == call.func.value.id):
+            return None
+    return call
+
+
 def _inplace_activation_call(statement):
     """The call with `inplace=True` (by keyword, or by position for torch.nn.functional) in a
     statement, if any."""
@@ -1032,6 +1074,28 @@ def leaf_inplace_diagnosis(error: BaseException, func, args: tuple, stack: tuple
         if found is not None:
             notes.append(found[0])
             helps.extend(found[1])
+    consumed = _consumed_inplace_call(statement, site.lineno) if statement is not None and not helps else None
+    if consumed is not None:
+        # `log_std = self.log_std.clamp_(-5, 1)` in forward: the write's result is computed with
+        # (bound to another name, or an operand), as for `F.relu(w, inplace=True)` above. no_grad
+        # around it would overwrite the trained values and pass the gradient straight through the
+        # clamp; the out-of-place call gives the same value and keeps the leaf.
+        receiver = segment(site.filename, consumed.func.value)
+        notes.append(f"the result of {consumed.func.attr}() is used in the computation"
+                     f"{' (bound to ' + _bound_name(statement) + ')' if _bound_name(statement) else ''}: "
+                     f"it computes with {receiver or 'the leaf'}, so the same call out of place gives that value "
+                     f"and leaves the leaf as the optimizer set it")
+        found = [s for s in method_call_fixes(site.filename, statement, site.lineno, None) if s.replacement]
+        for suggestion in found[:1]:
+            suggestion.message = (f"compute with the out-of-place {consumed.func.attr[:-1]}(): the same value, and "
+                                  f"{receiver or 'the leaf'} keeps its values and gets the gradient through it")
+            helps.append(suggestion)
+        if helps:
+            without = no_grad_fix(site.filename, statement, live_frame(site))
+            without.message = ("only if the stored values themselves must be changed (a projection, not part of the "
+                               "computation), do the write as a statement of its own, under torch.no_grad()")
+            without.replacement = None
+            helps.append(without)
     if statement is not None and not helps:
         helps.append(no_grad_fix(site.filename, statement, live_frame(site)))
         # Rebinding the leaf's name to an out-of-place result (`w = w.mul(0.5)`) would leave the

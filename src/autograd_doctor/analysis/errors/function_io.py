@@ -95,6 +95,36 @@ def _named_tuple_fields(context: ErrorContext, value: ast.expr) -> tuple[str, li
     return kind.__name__, list(value.args) + [by_name[name] for name in fields[len(value.args):]]
 
 
+def _dataclass_output(context: ErrorContext, filename: str, function: ast.FunctionDef, value: ast.expr):
+    """(class name, the scalar field, the other fields) when the function returned (the transform's
+    `output` local, seen at run time) an instance of a dataclass built by the return statement itself
+    (`return StepResult(...)`), and exactly one of its fields holds a floating-point tensor of one
+    element (the value to differentiate); None otherwise."""
+    import dataclasses
+
+    import torch
+
+    if not isinstance(value, ast.Call):
+        return None
+    output = None
+    for frame, _ in reversed(context.frames):
+        if frame.f_code.co_name == "grad_and_value_impl" and "output" in frame.f_locals:
+            output = frame.f_locals["output"]
+            break
+    if output is None or not dataclasses.is_dataclass(output) or isinstance(output, type):
+        return None
+    class_name = type(output).__name__
+    called = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", None)
+    if called != class_name:
+        return None
+    scalars = [field.name for field in dataclasses.fields(output)
+               if isinstance(getattr(output, field.name, None), torch.Tensor)
+               and getattr(output, field.name).numel() == 1 and getattr(output, field.name).is_floating_point()]
+    if len(scalars) != 1:
+        return None
+    return class_name, scalars[0], [field.name for field in dataclasses.fields(output) if field.name != scalars[0]]
+
+
 # ---- AD234: grad(f, has_aux=True) of a function that does not return (output, aux) ------------
 
 def aux_not_a_pair(context: ErrorContext, already):
@@ -132,6 +162,18 @@ def aux_not_a_pair(context: ErrorContext, already):
         helps.append(statement_change(
             location, f"return the same two values as a tuple: {pair[0]} is the output differentiated, "
             f"{pair[1]} the auxiliary value handed back as it is", f"return {pair[0]}, {pair[1]}"))
+    elif (kept := _dataclass_output(context, filename, function, value)) is not None:
+        # `return StepResult(loss, logits)`, a dataclass: not a pytree, so it cannot be the aux either
+        # (the transform hands back only tensors in tuples, lists and dicts); the caller reads its
+        # fields, so the change spans two places: advice naming the fields.
+        class_name, field, others = kept
+        location.note = f"returns a {class_name}, a dataclass: one object, not the pair (output, aux)"
+        aux = "{" + ", ".join(f'"{name}": ...' for name in others) + "}" if others else "()"
+        helps.append(Suggestion(
+            f"return the pair ({field}, aux): {field} is the {class_name}'s one scalar tensor, the value differentiated; "
+            f"a dataclass cannot be the aux either (the transform hands back only tensors in tuples, lists and dicts), "
+            f"so return the other fields as a dict or tuple ({aux}) and read them from the aux where the transform is "
+            "called"))
     elif named is not None:
         helps.append(Suggestion(f"return exactly (output, aux): {named[0]} is a named tuple of {len(value.elts)} "
                                 "values; gather the auxiliary values into one tuple or dict"))
@@ -326,12 +368,65 @@ def strict_output_without_grad(context: ErrorContext, already):
     block = _grad_off_block_making(filename, function, returned)
     if block is not None:
         return _grad_off_block_diagnosis(filename, function, returned, block, notes)
+    drawn = _sample_of_reparameterisable(filename, function, returned,
+                                         _transformed_function_globals(context, _FUNCTIONAL_FUNCTIONS) or {})
+    if drawn is not None:
+        statement, call, class_name = drawn
+        location = statement_location(filename, statement, note=f"{class_name}.sample() draws without a graph: the "
+                                      "value does not depend on the distribution's parameters through autograd")
+        new = replace_node_text(filename, statement, call.func, f"{text_of(filename, call.func.value)}.rsample")
+        helps = [statement_change(location, f"draw with rsample(), the reparameterised sample {class_name} has: the "
+                                  "same kind of draw, written as a function of the parameters, so its derivative "
+                                  "exists", new)]
+        return diagnosis(codes.STRICT_OUTPUT_WITHOUT_GRAD, location, notes=notes, help=helps)
     location = statement_location(filename, returned, note="what the function returns does not depend on its input "
                                   "through operations autograd records")
     helps = [Suggestion("look for what cuts the path between the input and this value: torch.tensor(...) of "
                         "computed values (use torch.stack), .detach(), .item() or .tolist(), NumPy, a torch.no_grad() "
                         "block, integer ops (argmax, round); an output that is constant on purpose needs strict=False")]
     return diagnosis(codes.STRICT_OUTPUT_WITHOUT_GRAD, location, notes=notes, help=helps)
+
+
+def _distribution_class(node: ast.expr, scope: dict):
+    """The torch.distributions class a constructor call's function names (`Normal`, `D.Normal`,
+    `torch.distributions.Normal`), read from the function's module globals; None otherwise."""
+    import torch
+
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in scope:
+        return None
+    value = scope[node.id]
+    for part in reversed(parts):
+        value = getattr(value, part, None)
+    if isinstance(value, type) and issubclass(value, torch.distributions.Distribution):
+        return value
+    return None
+
+
+def _sample_of_reparameterisable(filename: str, function: ast.FunctionDef, returned: ast.Return, scope: dict):
+    """(statement, call, class name) for `Normal(loc, scale).sample(...)` returned (or assigned to the
+    returned name in the function), where the class has a reparameterised sample (`has_rsample` is
+    True on the class): sample() draws under no_grad, rsample() the same kind of draw as a function of
+    the parameters (set 24). A distribution held by a name, or a class whose rsample depends on its
+    instance (Independent), is not read: None."""
+    candidates = [(returned, returned.value)]
+    if isinstance(returned.value, ast.Name):
+        made = last_assignment(filename, returned.value.id, returned.lineno)
+        if made is not None and function.lineno <= made.lineno and isinstance(made, ast.Assign):
+            candidates.append((made, made.value))
+    for statement, value in candidates:
+        calls = [node for node in ast.walk(value) if isinstance(node, ast.Call)
+                 and isinstance(node.func, ast.Attribute) and node.func.attr == "sample"
+                 and isinstance(node.func.value, ast.Call)]
+        if len(calls) != 1:
+            continue
+        found = _distribution_class(calls[0].func.value.func, scope)
+        if found is not None and getattr(found, "has_rsample", False) is True:
+            return statement, calls[0], found.__name__
+    return None
 
 
 # ---- AD236: a tangent of another size than its primal -----------------------------------------
