@@ -4834,11 +4834,17 @@ grad and have no gradient while others have one, and compares them after the ste
                     p.mul_(1 - group["lr"] * group["weight_decay"])
                     p.add_(p.grad, alpha=-group["lr"])
 
+    used, unused = nn.Linear(4, 2), nn.Linear(4, 2)
+    optimizer = DecayAll([*used.parameters(), *unused.parameters()], dict(lr=0.1, weight_decay=0.5))
+    used(torch.randn(8, 4)).pow(2).mean().backward()
+    optimizer.step()                              # unused's weights shrink with no gradient
+
 **The fix.** Skip the parameter, `if p.grad is None: continue`, before its weight decay and update,
 as torch.optim does. autograd-doctor writes that change where step() gives the parameter a gradient
 in an `if p.grad is None:` of the user's file; otherwise it names the step() call.
 """,
     heading="an optimizer step changed parameters that got no gradient",
+    example_setup="from torch import nn\n",
 )
 
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}
