@@ -42,7 +42,7 @@ from autograd_doctor.analysis import no_grad_aliases
 from autograd_doctor.analysis.parameters_made_in_forward import ParametersMadeInForward
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
-from autograd_doctor.analysis import eval_mode_steps, grad_off_terms, ungraphed_gradient_terms
+from autograd_doctor.analysis import eval_mode_steps, grad_off_terms, ungraded_step_writes, ungraphed_gradient_terms
 from autograd_doctor.analysis.decorated_forward_parameters import DecoratedForwardParameters
 from autograd_doctor.analysis.default_frozen_layers import DefaultFrozenLayers
 from autograd_doctor.recording import frozen_constructions
@@ -69,7 +69,7 @@ from autograd_doctor.recording.modes import MODE_VARIABLE, Mode
 from autograd_doctor.recording.listener import (
     BackwardDone, BackwardFailed, BackwardStarted, CallFailed, DeepcopyFailed, DetachedAliasWrite, GraphCutCopy,
     LeafCreated,
-    OptimizerStepStarting, OverlappingWrite, SilentSaveRead, StaleSaveAhead, StaleSaveRead, StaleSnapshotLoaded,
+    OptimizerStepDone, OptimizerStepStarting, OverlappingWrite, SilentSaveRead, StaleSaveAhead, StaleSaveRead, StaleSnapshotLoaded,
     ModuleStateLoaded, OwnStateLoaded,
     GatherWithoutGraph, ShallowTensorCopy, StaleViewMade, TensorCopied, UntrackedWriteFound,
 )
@@ -310,6 +310,7 @@ class Doctor:
         self._straight_through_terms = straight_through_terms.StraightThroughTerms()
         self._unused_submodules = unused_submodules.UnusedSubmodules()
         self._eval_mode_steps = eval_mode_steps.EvalModeSteps(self.recorder)
+        self._ungraded_step_writes = ungraded_step_writes.UngradedStepWrites()
         self._decorated_forward_parameters = DecoratedForwardParameters()
         self._default_frozen_layers = DefaultFrozenLayers(self.recorder)
         self._tied_parameters = tied_parameters.TiedParameters()
@@ -701,6 +702,10 @@ class Doctor:
     def deepcopy_failed(self, event: DeepcopyFailed) -> None:
         self._attach_to_error(event.error, copies.deepcopy_error_diagnosis, event.error, event.obj, event.stack)
 
+    def optimizer_step_done(self, event: OptimizerStepDone) -> None:
+        """After step(): did it change parameters backward() gave no gradient (AD322)?"""
+        self._report_silent(self._ungraded_step_writes.after_step, event.optimizer)
+
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None:
         """Before step(): does it apply clipped gradients (AD208), clipped partial sums of an
         accumulation (AD212), gradients cleared since the
@@ -714,6 +719,10 @@ class Doctor:
         parameters (AD177), and was a tied parameter unfrozen through one of its names (AD172)?"""
         if self.silent == "ignore":
             return
+        try:
+            self._ungraded_step_writes.before_step(event.optimizer, event.stack)  # AD322, after the step
+        except Exception:
+            internal_error()
         self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
         self._report_silent(update_order.clip_before_unscale_diagnosis, event.optimizer, event.stack, self.recorder)
         if self.recorder.grad_scalers.calls:  # (AD248 needs an unscale_() call; most programs make none)

@@ -4809,6 +4809,44 @@ inputs that required grad; a method of the class whose name is a misspelling of 
     heading="a custom Function without backward, differentiated",
 )
 
+UNGRADED_STEP_WRITES = _code(
+    "AD322",
+    "an optimizer's step() changed parameters that backward() gave no gradient",
+    """\
+**What it means.** torch.optim's optimizers skip a parameter whose `.grad` is None: a head the loss
+did not use, an expert no token was routed to, keep their values. A hand-written optimizer that gives
+such a parameter a zero gradient (`p.grad = torch.zeros_like(p)`) and then applies its weight decay
+or its momentum to every parameter changes them anyway: the unused part shrinks or drifts step after
+step, with no gradient behind the change, and nothing fails (KellerJordan/Muon#54). PyTorch raises
+nothing for it (it is numbered with the errors only because the warning numbers were taken).
+autograd-doctor copies, before each of an optimizer's first three steps, the parameters that require
+grad and have no gradient while others have one, and compares them after the step.
+
+**Minimal example.**
+
+    class DecayAll(torch.optim.Optimizer):
+        @torch.no_grad()
+        def step(self):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        p.grad = torch.zeros_like(p)     # AD322: and the decay below still applies
+                    p.mul_(1 - group["lr"] * group["weight_decay"])
+                    p.add_(p.grad, alpha=-group["lr"])
+
+    used, unused = nn.Linear(4, 2), nn.Linear(4, 2)
+    optimizer = DecayAll([*used.parameters(), *unused.parameters()], dict(lr=0.1, weight_decay=0.5))
+    used(torch.randn(8, 4)).pow(2).mean().backward()
+    optimizer.step()                              # unused's weights shrink with no gradient
+
+**The fix.** Skip the parameter, `if p.grad is None: continue`, before its weight decay and update,
+as torch.optim does. autograd-doctor writes that change where step() gives the parameter a gradient
+in an `if p.grad is None:` of the user's file; otherwise it names the step() call.
+""",
+    heading="an optimizer step changed parameters that got no gradient",
+    example_setup="from torch import nn\n",
+)
+
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}
 EXPLANATIONS = {code: entry.explanation for code, entry in REGISTRY.items()}
 

@@ -185,6 +185,13 @@ class OptimizerStepStarting:
 
 
 @dataclass
+class OptimizerStepDone:
+    """An optimizer's step() (no closure) has just returned."""
+
+    optimizer: Any
+
+
+@dataclass
 class StaleSnapshotLoaded:
     """`load_state_dict(d)` of a snapshot whose tensors are the module's own and were written
     since it was taken: the load changed nothing."""
@@ -264,6 +271,8 @@ class Listener(Protocol):
 
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None: ...
 
+    def optimizer_step_done(self, event: OptimizerStepDone) -> None: ...
+
     def stale_snapshot_loaded(self, event: StaleSnapshotLoaded) -> None: ...
 
     def own_state_loaded(self, event: OwnStateLoaded) -> None: ...
@@ -331,6 +340,9 @@ class NullListener:
         pass
 
     def optimizer_step_starting(self, event: OptimizerStepStarting) -> None:
+        pass
+
+    def optimizer_step_done(self, event: OptimizerStepDone) -> None:
         pass
 
     def stale_snapshot_loaded(self, event: StaleSnapshotLoaded) -> None:

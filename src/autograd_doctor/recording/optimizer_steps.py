@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 
+from autograd_doctor.recording.listener import OptimizerStepDone
 from autograd_doctor.recording.own_frames import as_own_work
 from autograd_doctor.recording.recorder import StrictViolation
 
@@ -59,6 +60,12 @@ def optimizer_step_hooks(recorder) -> tuple:
             recorder.optimizer_step_done(optimizer)  # what the gradients held after the step
         except Exception:
             recorder.optimizer_step_done()
+        try:
+            recorder.listener.optimizer_step_done(OptimizerStepDone(optimizer))  # AD322
+        except StrictViolation:
+            raise
+        except Exception:
+            pass
 
     thread = threading.get_ident()
     # As the doctor's own work: a Tensor subclass's __torch_function__ does not see its reads.
