@@ -132,16 +132,27 @@ class AutogradDoctorError(StrictViolation):
 # Shown in tracebacks as the public name.
 AutogradDoctorError.__module__ = "autograd_doctor"
 
+_internal_errors = 0  # how many times the doctor failed in this process (internal_error_count)
+
+
 def internal_error() -> None:
     """The doctor failed while explaining: stay quiet for users, loud when debugging it.
 
-    Set AUTOGRAD_DOCTOR_DEBUG=1 to see the doctor's own tracebacks on stderr.
+    Set AUTOGRAD_DOCTOR_DEBUG=1 to see the doctor's own tracebacks on stderr. Every call is
+    counted (internal_error_count): the project's tests fail a test in which the count grew.
     """
+    global _internal_errors
+    _internal_errors += 1
     if os.environ.get("AUTOGRAD_DOCTOR_DEBUG"):
         import traceback
 
         print("autograd-doctor internal error (the user's exception is unchanged):", file=sys.stderr)
         traceback.print_exc()
+
+
+def internal_error_count() -> int:
+    """How many of the doctor's own failures (swallowed, see internal_error) this process had."""
+    return _internal_errors
 
 
 def diagnoses_of(error: BaseException) -> list[Diagnosis]:

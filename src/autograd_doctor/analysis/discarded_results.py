@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import ast
 
+import types
+
 import torch
 
 from autograd_doctor.analysis.source_scope import frame_values, live_frame, user_class_file
@@ -98,7 +100,7 @@ def discarded_result_diagnosis(call) -> Diagnosis | None:
             for module in value.modules():
                 kind = type(module)
                 filename = user_class_file(module)
-                forward = getattr(kind.forward, "__code__", None)
+                forward = _forward_code(kind)
                 if filename is None or forward is None or (kind, filename) in seen:
                     continue
                 seen.add((kind, filename))
@@ -127,3 +129,14 @@ def _diagnosis(filename: str, statement: ast.Expr, method_call: ast.Call, receiv
     return Diagnosis(code=codes.DISCARDED_OUT_OF_PLACE_RESULT, title=codes.title(codes.DISCARDED_OUT_OF_PLACE_RESULT),
                      severity="warning", primary=primary, related=[r for r in related if r is not None],
                      notes=notes, help=helps)
+
+
+def _forward_code(kind: type):
+    """The code of a module class's own `forward` function, read without running a descriptor (a
+    class whose `forward` is a caching wrapper object raised inside `kind.forward`: stop 43); None
+    where it is not a plain function."""
+    for klass in kind.__mro__:
+        if "forward" in vars(klass):
+            forward = vars(klass)["forward"]
+            return forward.__code__ if isinstance(forward, types.FunctionType) else None
+    return None

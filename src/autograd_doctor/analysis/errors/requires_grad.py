@@ -16,7 +16,6 @@ from autograd_doctor.analysis.errors.context import (
     module_attribute_assignment, value_of,
 )
 from autograd_doctor.analysis.grad_off_blocks import block_body_dedented, grad_off_with_around
-from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
 from autograd_doctor.diagnosis.model import Location, Suggestion
 from autograd_doctor.diagnosis.source import (
     call_argument, display_path, parse_file, replace_node_text, replace_nodes_text, segment, source_line, statement_location,
@@ -2450,6 +2449,10 @@ def _dict_entry_of_module(context: ErrorContext, frame, filename: str, statement
 
 def _optimizers_holding(tensor) -> list[str]:
     """The kinds of the live optimizers that hold `tensor` ("the SGD optimizer")."""
+    # Imported here: stale_optimizer imports analysis.errors (context), which imports this module;
+    # at the top, importing stale_optimizer (or analysis.diagnose) first failed on the cycle.
+    from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding
+
     return [f"the {type(optimizer).__name__} optimizer" for optimizer in optimizers_holding([tensor], Budget(1)) or ()]
 
 
