@@ -170,7 +170,7 @@ class Model(CBVAEModel):
         kld_loss = kld_loss.item()
         zLatent = mu.detach().cpu()
 
-        opt_enc.step()  # missed: ADL003
+        opt_enc.step()  # expect: ADL003
 
         if self.lambda_decD_loss > 0:
             for p in enc.parameters():
