@@ -7,6 +7,7 @@ import re
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.clearing import spread_to_callers
+from autograd_doctor.lint.constructor_optimizers import constructor_optimizer_owners
 from autograd_doctor.lint.held_methods import returns_own_parameters, uses_no_layer
 from autograd_doctor.lint.rules.base import Rule
 
@@ -126,7 +127,11 @@ optimizer was built with is recognised only through a plain binding in the
 same function (`aug, opt_a = self.aug, self.opt_a`, `aug = aug.train()`), or
 through a constructor that stores its argument once on the object and builds the
 optimizer over the argument (`self.critic = critic`, `Adam(critic.parameters())`:
-calls of `self.critic`, not of the object holding it), not through containers or
+calls of `self.critic`, not of the object holding it), or through the file's own
+calls of the class's constructor that pass a module and an optimizer built over
+its parameters (`GANTrainer(g, c, optim.Adam(g.parameters()), c_opt)`, stored
+once as `self.G`, `self.g_opt`; also through `super().__init__(**kwargs)` to a
+same-file base class; every such call agreeing), not through containers or
 other arguments.  A value whose graph an
 earlier `backward()` without `retain_graph` already freed is not claimed: a
 later backward through it would fail anyway ("backward through the graph a
@@ -190,7 +195,8 @@ def check_file(checker) -> None:
         else:
             owners = checker.training.optimizers.get(optimizer) or \
                 checker.training.optimizers.get(_held_name(checker, scope, optimizer, seq)) or \
-                _hook_optimizer_owners(checker, scope, optimizer)
+                _hook_optimizer_owners(checker, scope, optimizer) or \
+                _constructor_owners(checker, scope, optimizer, seq)
         if owners and _handed_optimizer(node) and optimizer not in checker.training.optimizer_instances:
             # (`optimizer.first_step()` of a same-file Optimizer subclass is a step itself)
             owners = _WholeModules(owners)
@@ -231,6 +237,16 @@ def check_file(checker) -> None:
                     # the file defining an optimizer does not make this claim moot (checker.py)
                     checker.notes["ADL003 optimizer method steps"].append(node.lineno)
                 break
+
+
+def _constructor_owners(checker, scope, optimizer: str, seq: int) -> set:
+    """An optimizer held on `self` that the file's code built over a module it passed
+    to the same constructor call (`GANTrainer(g, c, Adam(g.parameters()), c_opt)`,
+    stored as `self.g_opt`, `self.G`): its step updates that module (constructor_optimizers.py)."""
+    held = _held_name(checker, scope, optimizer, seq)
+    if scope.owner_class is None or not held.startswith("self.") or held.count(".") != 1:
+        return set()
+    return constructor_optimizer_owners(checker, scope.owner_class, held[len("self."):])
 
 
 # Lightning's hooks that are handed one of the optimizers `configure_optimizers` returns

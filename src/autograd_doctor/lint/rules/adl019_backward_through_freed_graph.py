@@ -16,7 +16,8 @@ RULE = Rule(
 computed from one value (a name bound once, not re-bound in between) that was
 made by calling a module with parameters (`fake = G(z)`), when the first
 backward has no `retain_graph=True` (nor `create_graph`) and the value is not
-cut on the way (`.detach()`, `.item()`, `no_grad`).  This is the GAN pattern
+cut on the way (`.detach()`, `.item()`, `no_grad`, or a factory that reads only
+its shape: `torch.ones_like(out)`, `out.new_zeros(n)`).  This is the GAN pattern
 of a discriminator loss computed from `D(fake)` instead of `D(fake.detach())`:
 `d_loss.backward()` frees the generator's graph that `g_loss.backward()`
 needs next.  Two values unpacked from one call (`loc_preds, cls_preds =
@@ -1058,7 +1059,11 @@ def _graph_operands(checker, call) -> list:
             # `torch.min(surr1, surr2)`: a tensor with both graphs (not the `(values,
             # indices)` pair of `torch.min(x, dim)`)
             return operands if checker.overload(call, q) in ("", ":other") else []
+        if q.startswith("torch.") and q.rsplit(".", 1)[-1] in _SHAPE_ONLY_FACTORIES:
+            return []  # `torch.ones_like(d_real)`: a new constant of its shape, no graph
         return operands if q.startswith("torch.") and N.is_tensor_function(q) else []
+    if isinstance(func, ast.Attribute) and func.attr in _NEW_TENSOR_METHODS:
+        return []  # `d_real.new_ones(n)`: a new constant, no graph
     if checker.called_module(call) is not None:
         return operands
     if isinstance(func, ast.Name) and func.id in _tensor_helpers(checker):
@@ -1075,6 +1080,14 @@ def _graph_operands(checker, call) -> list:
             func.attr not in N.GRAD_CUTTING_METHODS and func.attr not in N.NOT_TENSOR_METHODS:
         return [func.value] + operands
     return []
+
+
+# Factories that read only the shape, dtype and device of their tensor argument:
+# the result is a new constant without the argument's graph.
+_SHAPE_ONLY_FACTORIES = frozenset("""zeros_like ones_like empty_like full_like rand_like randn_like
+randint_like""".split())
+# Tensor methods that make a new constant (`x.new_zeros(n)`, `x.new_tensor(v)` copies without a graph).
+_NEW_TENSOR_METHODS = frozenset("new_zeros new_ones new_empty new_full new_tensor".split())
 
 
 def _tensor_helpers(checker) -> frozenset:
