@@ -22,8 +22,9 @@ from bisect import bisect_left
 from collections import defaultdict
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.defaults import parameter_defaults
 from autograd_doctor.lint.findings import line_numbers
-from autograd_doctor.lint.walk import own_nodes
+from autograd_doctor.lint.walk import own_nodes, walk_nodes
 
 _ENTRY_POINTS = frozenset({"forward", "__call__", "training_step", "main"})
 
@@ -52,14 +53,13 @@ def grad_free_parameters(tree: ast.Module, source: str) -> dict:
     if not wanted:
         return {}
     # Walk only the functions that hold a call: found from the calls' lines.
-    pattern = re.compile(r"(?<!def )\b(" + "|".join(sorted(wanted)) + r")[ \t]*\(")
     expected: dict = defaultdict(int)
     holders: dict = {}
     spans = sorted(((f.lineno, f.end_lineno, f) for f in functions),
                    key=lambda t: t[1] - t[0])
-    matches = list(pattern.finditer(source))
-    for m, line in zip(matches, line_numbers(source, [m.start() for m in matches])):
-        expected[m.group(1)] += 1
+    matches = _call_positions(source, wanted)
+    for (_, name), line in zip(matches, line_numbers(source, [start for start, _ in matches])):
+        expected[name] += 1
         holder = next((f for lo, hi, f in spans if lo <= line <= hi), tree)
         holders[id(holder)] = holder
     calls: dict = defaultdict(list)  # name -> [(call, enclosing function)]
@@ -117,6 +117,25 @@ def _only_called(names: set, source: str) -> set:
                 break
             start = source.find(name, end)
     return out
+
+
+def _call_positions(source: str, names) -> list:
+    """(position, name) of each call-like mention `name(` or `name (` of ``names`` in the
+    text, in order: a whole word at its start (a word character is what a regular
+    expression's ``\\w`` matches), not right after `def `; what the pattern
+    `(?<!def )\\b(a|b|...)[ \\t]*\\(` finds, by ``str.find`` (compiling a pattern
+    per file cost more than the search)."""
+    found = []
+    for name in names:
+        start = source.find(name)
+        while start >= 0:
+            end = start + len(name)
+            if not (start and _is_word_char(source[start - 1])) and not source.endswith("def ", 0, start) \
+                    and _CALL.match(source, end):
+                found.append((start, name))
+            start = source.find(name, start + 1)
+    found.sort()
+    return found
 
 
 def _is_word_char(char: str) -> bool:
@@ -185,11 +204,7 @@ def _free_at(call, function, method: bool, params, known) -> set:
         return set()
     given = dict(zip(params, call.args))
     given.update((k.arg, k.value) for k in call.keywords)
-    positional = function.args.posonlyargs + function.args.args
-    defaults = dict(zip([a.arg for a in positional][len(positional) - len(function.args.defaults):],
-                        function.args.defaults))
-    defaults.update((a.arg, d) for a, d in zip(function.args.kwonlyargs, function.args.kw_defaults)
-                    if d is not None)
+    defaults = parameter_defaults(function)
     return {p for p in params if _grad_free(given.get(p, defaults.get(p)), known, 0)}
 
 
@@ -253,7 +268,7 @@ def _bindings(function) -> dict:
     out: dict = defaultdict(list)
     for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs:
         out[a.arg].append(None)
-    for node in ast.walk(function):
+    for node in walk_nodes(function):
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 _bind(out, t, node.value)

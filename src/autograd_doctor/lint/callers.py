@@ -19,7 +19,7 @@ import ast
 from collections import defaultdict
 
 from autograd_doctor.lint import names as N
-from autograd_doctor.lint.walk import FastVisitor
+from autograd_doctor.lint.walk import FastVisitor, walk_nodes
 
 # Entry points that other code calls (nn.Module.__call__, Lightning, the runtime).
 _ENTRY_POINTS = frozenset({"forward", "__call__", "training_step", "main"})
@@ -87,7 +87,7 @@ def grad_off_code_calls_own_function(tree: ast.Module) -> bool:
         return False
     for body in blocks:
         for stmt in body:
-            for node in ast.walk(stmt):
+            for node in walk_nodes(stmt):
                 if node.__class__ is ast.Call:
                     func = node.func
                     name = func.id if isinstance(func, ast.Name) else \

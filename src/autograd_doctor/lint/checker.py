@@ -29,7 +29,7 @@ from autograd_doctor.lint.flow import ControlFlow
 from autograd_doctor.lint.forward_hooks import hook_output_parameter
 from autograd_doctor.lint.findings import Finding, split_lines
 from autograd_doctor.lint.graph_callers import GraphCallers
-from autograd_doctor.lint.index_arguments import index_parameters
+from autograd_doctor.lint.index_arguments import index_parameters, index_spellings
 from autograd_doctor.lint.knowledge import TensorKnowledge
 from autograd_doctor.lint.modules import ModuleFacts
 from autograd_doctor.lint.none_paths import none_path_raises
@@ -92,6 +92,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.opt_in_depth = 0
         self.unskippable_ifs: set[int] = set()
         self.function_defaults: dict = {}
+        self.index_spellings = False  # index_arguments.index_spellings(source), on first need
         self.class_nodes: list = []  # every class statement of the file, nested ones too, as walked
         self.function_nodes: list = []  # every def of the file, nested ones too, as walked
         self.with_nodes: list = []  # every with statement of the file, as walked
@@ -333,7 +334,13 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         # every call in the file passes a value without a graph here (arguments.py)
         grad_free = self.file.grad_free_parameters.get(node.name, ())
         # parameters used as a tensor index: integer or bool tensors (index_arguments.py)
-        indices = index_parameters(node, [a.arg for a in all_args], self.text(node))
+        names = [a.arg for a in all_args]
+        if self.index_spellings is False:
+            self.index_spellings = index_spellings(self.source)
+        spelled = self.index_spellings
+        indices = frozenset() if spelled is not None and not any(
+            n in spelled and n not in ("self", "cls") for n in names) \
+            else index_parameters(node, names, self.text(node))
         if indices:
             grad_free = frozenset(grad_free) | indices
         self.scope.consts.update(grad_free)

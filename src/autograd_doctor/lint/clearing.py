@@ -269,12 +269,25 @@ def _inside(path: str, root: str) -> bool:
     return path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-@lru_cache(maxsize=256)
 def parsed_file(path: str):
+    """The tree of the project file ``path`` (another file than the one linted), None when
+    it cannot be read as UTF-8 or does not parse.  Kept per path while the file is
+    unchanged: the rules that look into project files (option_defaults.py, ADL031,
+    project_factories.py, the classes above) read the same files again and again.
+    The trees are shared: a reader must not change them."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return _parsed_file(path, stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=512)
+def _parsed_file(path: str, mtime_ns: int, size: int):
     try:
         with open(path, encoding="utf-8") as f:
             return ast.parse(f.read())
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 

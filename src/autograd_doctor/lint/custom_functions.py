@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 
+from autograd_doctor.lint.walk import walk_nodes
+
 _VIEWS = frozenset({"view_as", "view"})
 
 
@@ -22,7 +24,7 @@ def returns_an_input(cls: ast.ClassDef) -> bool:
     if forward is None:
         return False
     inputs = {a.arg for a in (forward.args.posonlyargs + forward.args.args)[1:]}
-    nodes = list(ast.walk(forward))
+    nodes = list(walk_nodes(forward))
     returned = []
     for n in nodes:
         if isinstance(n, ast.Return):

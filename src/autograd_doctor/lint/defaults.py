@@ -56,6 +56,24 @@ def parameter_defaults(func) -> dict:
     return defaults
 
 
+def parameter_positions(func) -> dict:
+    """Parameter name -> (its position counted without a leading `self`/`cls`, or None
+    for a keyword-only one; its default expression, or None)."""
+    args = func.args
+    positional = args.posonlyargs + args.args
+    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    shift = 1 if positional and positional[0].arg in ("self", "cls") else 0
+    out = {a.arg: (i - shift, d) for i, (a, d) in enumerate(zip(positional, defaults))}
+    out.update((a.arg, (None, d)) for a, d in zip(args.kwonlyargs, args.kw_defaults))
+    return out
+
+
+def false_constant(node) -> bool:
+    """A default that keeps an option off: `False`, `None`, `0` or `""` (not `0.0`)."""
+    return isinstance(node, ast.Constant) and node.value in (False, None, 0, "") \
+        and not isinstance(node.value, float)
+
+
 def off_by_default(test, defaults: dict) -> bool:
     """The `if` test reads a parameter against a constant and is false at its default
     (`if use_cache:` with `use_cache=False`): its block runs only when a caller asks."""

@@ -14,6 +14,7 @@ from autograd_doctor.lint.events import Write
 from autograd_doctor.lint.rules import (
     CALL_HOOKS, DATA_ATTRIBUTE_HOOKS, GRAD_READ_HOOKS, INPLACE_WRITE_HOOKS, LOCAL_CALL_HOOKS, METHOD_CALL_HOOKS,
 )
+from autograd_doctor.lint.walk import child_nodes, walk_nodes
 
 
 _SAVING_NODES = (ast.Call, ast.BinOp)  # the nodes whose op may save for backward
@@ -154,9 +155,7 @@ class ExpressionEvents:
                 continue
             where = None  # the position or keyword it lands on, found only when needed
             if self.is_graph(value) or self.calls_parameter(value) or (
-                    isinstance(value, ast.Name) and any(  # a graph on one path at least
-                        v is not None and not off and (self.is_graph(v) or self.calls_parameter(v))
-                        for _, v, off in self.reaching_bind_values(value.id, call))):
+                    isinstance(value, ast.Name) and self.graph_binding_reaches(value.id, call)):
                 where = _landing(call, i)
                 self.graph_callers.graph_call(callee, where)  # `f(layer(x))`, `f(model(x))`
             elif scope.graph_arguments and self.result_carries_graph(value):
@@ -165,6 +164,20 @@ class ExpressionEvents:
                     self.graph_callers.handed_on(scope.evidence_key, callee, where)
                 else:  # a forward()'s arguments, a log_prob's value
                     self.graph_callers.graph_call(callee, where)
+
+    def graph_binding_reaches(self, name: str, call) -> bool:
+        """A binding of ``name`` that carries a graph (or calls a parameter) reaches
+        ``call`` on one path at least (``reaching_bind_values``).  The reaching bindings
+        are a subset of all of them: when none of all carries one, the answer is no
+        without the statement order (whose parent map walks the whole function)."""
+        def carries(binding) -> bool:
+            _, v, off = binding
+            return v is not None and not off and (self.is_graph(v) or self.calls_parameter(v))
+
+        binds = self.scope.bind_values.get(name, ())
+        if not any(carries(b) for b in binds):
+            return False
+        return any(carries(b) for b in self.reaching_bind_values(name, call))
 
     def reaching_bind_values(self, name: str, call) -> list:
         """The bindings of ``name`` whose value can reach ``call``: all of them, unless
@@ -183,7 +196,7 @@ class ExpressionEvents:
         root = self.scope.function if self.scope.function is not None else self.tree
         parents = getattr(root, "_adl_stmt_parents", None)
         if parents is None:
-            parents = {id(child): node for node in ast.walk(root) for child in ast.iter_child_nodes(node)}
+            parents = {id(child): node for node in walk_nodes(root) for child in child_nodes(node)}
             root._adl_stmt_parents = parents
         bound = value
         while bound is not None and not isinstance(bound, ast.stmt):

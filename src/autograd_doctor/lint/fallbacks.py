@@ -41,6 +41,7 @@ import re
 
 from autograd_doctor.lint.class_leaves import classes_in
 from autograd_doctor.lint.defaults import _test_at
+from autograd_doctor.lint.walk import walk_nodes
 
 
 def feature_flags(tree, qualname, source: str = "") -> frozenset:
@@ -153,10 +154,10 @@ def _assigned_outside(source: str, attr: str, init) -> bool:
 
 
 def _assigned_self_attributes(node):
-    for sub in ast.walk(node):
+    for sub in walk_nodes(node):
         targets = sub.targets if isinstance(sub, ast.Assign) else \
             [sub.target] if isinstance(sub, (ast.AugAssign, ast.AnnAssign)) else []
         for t in targets:
-            for tt in ast.walk(t):
+            for tt in walk_nodes(t):
                 if isinstance(tt, ast.Attribute) and isinstance(tt.value, ast.Name) and tt.value.id == "self":
                     yield tt.attr

@@ -24,6 +24,9 @@ only removes graph evidence (a finding can go silent, none is added).
 from __future__ import annotations
 
 import ast
+import re
+
+from autograd_doctor.lint.walk import child_nodes, walk_nodes
 
 _BRANCHING = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.Match) + (
     (ast.TryStar,) if hasattr(ast, "TryStar") else ())
@@ -54,9 +57,27 @@ def _walk_no_scopes(node):
     while stack:
         n = stack.pop()
         yield n
-        for child in ast.iter_child_nodes(n):
+        for child in child_nodes(n):
             if not isinstance(child, (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)):
                 stack.append(child)
+
+
+_AFTER_OPENING = re.compile(r"\[(\w+)")
+_BEFORE_CLOSING = re.compile(r", (\w+)\]")
+
+
+def index_spellings(source: str) -> frozenset | None:
+    """Every name that passes ``index_parameters``' text gate somewhere in ``source``
+    (computed once per file; a function's text is part of it): the prefixes of each
+    word written right after `[`, and each word written between `, ` and `]`.  None
+    for a non-ASCII file (an identifier's characters and the pattern's word
+    characters may differ there: every function is then gated on its own text)."""
+    if not source.isascii():
+        return None
+    names = set(_BEFORE_CLOSING.findall(source))
+    for word in set(_AFTER_OPENING.findall(source)):
+        names.update(word[:end] for end in range(1, len(word) + 1))
+    return frozenset(names)
 
 
 def index_parameters(function, names, text: str) -> frozenset:
@@ -83,7 +104,7 @@ def index_parameters(function, names, text: str) -> frozenset:
     if not found:
         return frozenset()
     positional = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
-    for n in ast.walk(function):  # a name rebound anywhere in the function (nested ones too): no evidence
+    for n in walk_nodes(function):  # a name rebound anywhere in the function (nested ones too): no evidence
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load) or isinstance(n, ast.arg) and n.arg not in positional:
             found.discard(n.id if isinstance(n, ast.Name) else n.arg)
     return frozenset(found)

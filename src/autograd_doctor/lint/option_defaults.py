@@ -47,6 +47,8 @@ import os
 import re
 from functools import lru_cache
 
+from autograd_doctor.lint.clearing import parsed_file
+from autograd_doctor.lint.defaults import false_constant, parameter_positions
 from autograd_doctor.lint.submodules import file_text, repository_files, repository_root
 
 _ENTRY_POINTS = frozenset({"forward", "__call__", "training_step", "validation_step",
@@ -70,25 +72,6 @@ def off_by_default_lines(tree: ast.Module, filename: str, lines: set) -> set:
     return out
 
 
-def _false_constant(node) -> bool:
-    return isinstance(node, ast.Constant) and node.value in (False, None, 0, "") \
-        and not isinstance(node.value, float)
-
-
-def _parameter_defaults(function) -> dict:
-    """Parameter name -> (position counted without self/cls or None, default node)."""
-    args = function.args
-    positional = args.posonlyargs + args.args
-    out = {}
-    defaults = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    shift = 1 if positional and positional[0].arg in ("self", "cls") else 0
-    for i, (a, d) in enumerate(zip(positional, defaults)):
-        out[a.arg] = (i - shift, d)
-    for a, d in zip(args.kwonlyargs, args.kw_defaults):
-        out[a.arg] = (None, d)
-    return out
-
-
 def _rebinds(function, name: str) -> bool:
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -101,8 +84,8 @@ def _rebinds(function, name: str) -> bool:
 def _off_parameter(function, name: str, none_only: bool = False) -> bool:
     """``name`` is a parameter of ``function`` with a false constant default that the
     function never rebinds (and the function is not a framework's entry point)."""
-    entry = _parameter_defaults(function).get(name)
-    if entry is None or entry[1] is None or not _false_constant(entry[1]):
+    entry = parameter_positions(function).get(name)
+    if entry is None or entry[1] is None or not false_constant(entry[1]):
         return False
     if none_only and entry[1].value is not None:
         return False
@@ -155,7 +138,7 @@ def _owner(name, on_self, none_only, cls, function, cls_node):
     if not on_self:
         if not _off_parameter(function, name, none_only):
             return None
-        return (name, cls, function.name, _parameter_defaults(function)[name][0])
+        return (name, cls, function.name, parameter_positions(function)[name][0])
     if cls_node is None:
         return None
     init = next((s for s in cls_node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"), None)
@@ -172,7 +155,7 @@ def _owner(name, on_self, none_only, cls, function, cls_node):
             source = stmt.value.id
     if source != name or not _off_parameter(init, source, none_only):
         return None
-    return (name, cls, "__init__", _parameter_defaults(init)[source][0])
+    return (name, cls, "__init__", parameter_positions(init)[source][0])
 
 
 def _never_turned_on(owner, filename: str, tree: ast.Module) -> bool:
@@ -217,7 +200,7 @@ def _trees_naming(name: str, filename: str, tree: ast.Module):
     for path in repository_files(filename):
         if path == own or not word.search(file_text(path)):
             continue
-        parsed = _parse(path)
+        parsed = parsed_file(path)
         if parsed is None:
             return None
         trees.append(parsed)
@@ -234,14 +217,6 @@ def _repository_trees(name: str, filename: str, tree: ast.Module):
         if _named_elsewhere(t, name, word):
             return None
     return trees
-
-
-@lru_cache(maxsize=512)
-def _parse(path: str):
-    try:
-        return ast.parse(file_text(path))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
 
 
 def _named_elsewhere(tree: ast.Module, name: str, word) -> bool:
@@ -366,11 +341,11 @@ def _keyword_uses(tree: ast.Module, name: str):
                 continue
             if isinstance(child, ast.keyword) and child.arg == name:
                 value = child.value
-                if _false_constant(value):
+                if false_constant(value):
                     yield True
                 elif isinstance(value, ast.Name) and value.id == name and function is not None \
                         and _off_parameter(function, name):
-                    yield (name, cls, function.name, _parameter_defaults(function)[name][0])
+                    yield (name, cls, function.name, parameter_positions(function)[name][0])
                 else:
                     yield None
             yield from visit(child, cls, cls_node, function)

@@ -44,6 +44,8 @@ from __future__ import annotations
 
 import ast
 
+from autograd_doctor.lint.walk import walk_nodes
+
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
              ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Match)
 if hasattr(ast, "TryStar"):
@@ -675,9 +677,8 @@ def _configured_lines(function) -> list:
 
     def unconfigured_local(name: str) -> bool:
         if not locals_read:
-            locals_read["config"] = _configuration_locals(function, parameters)
-            locals_read["bound"] = {n.id for n in ast.walk(function)
-                                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            stored = locals_read["bound"] = set()  # every name stored in it (one walk for both)
+            locals_read["config"] = _configuration_locals(function, parameters, stored)
         return name in locals_read["bound"] and name not in locals_read["config"]
 
     def configured(test) -> bool:
@@ -705,15 +706,21 @@ def _configured_lines(function) -> list:
     return ranges
 
 
-def _configuration_locals(function, parameters: set) -> set:
+def _configuration_locals(function, parameters: set, stored: set | None = None) -> set:
     """Names of ``function`` bound only by plain assignments (in its own body, outside
     compound statements) whose values read nothing but attributes of `self`,
-    constants and names it does not bind: `left, right = self.left, self.right`."""
+    constants and names it does not bind: `left, right = self.left, self.right`.
+    ``stored``, when given, receives every name a `Name` node of the function stores
+    (nested functions included), read in the same walk."""
     assigned: dict = {}
     spoiled = set()
-    for stmt in ast.walk(function):
+    for stmt in walk_nodes(function):
+        if stored is not None and stmt.__class__ is ast.Name and stmt.ctx.__class__ is ast.Store:
+            stored.add(stmt.id)
+        if stmt.__class__ not in _TARGET_HOLDERS:
+            continue
         for target in _targets(stmt):
-            for n in ast.walk(target):
+            for n in walk_nodes(target):
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
                     if isinstance(stmt, ast.Assign) and stmt in function.body:
                         assigned.setdefault(n.id, []).append(stmt.value)
@@ -729,6 +736,10 @@ def _configuration_locals(function, parameters: set) -> set:
                and not any(isinstance(n, ast.Call) for n in ast.walk(v)) for v in values):
             config.add(name)
     return config
+
+
+_TARGET_HOLDERS = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With,
+                             ast.AsyncWith, ast.NamedExpr, ast.comprehension})
 
 
 def _targets(stmt) -> list:

@@ -13,6 +13,7 @@ operators, import aliases), which are not walked into at all.
 from __future__ import annotations
 
 import ast
+from collections import deque
 
 
 def _classes_without_children() -> frozenset:
@@ -90,16 +91,34 @@ def _nothing(node):
 def child_nodes(node) -> list:
     """``list(ast.iter_child_nodes(node))``, in the same order, without its generators."""
     children = []
+    _push_children(node, children.append)
+    return children
+
+
+def walk_nodes(node):
+    """``ast.walk(node)``: the same nodes in the same (breadth-first) order, without
+    ``ast.iter_child_nodes``' two generators per node (a third less time)."""
+    todo = deque([node])
+    popleft, push = todo.popleft, todo.append
+    while todo:
+        node = popleft()
+        _push_children(node, push)
+        yield node
+
+
+def _push_children(node, push) -> None:
+    """``push`` each child node of ``node``, in ``ast.iter_child_nodes``' order."""
     fields = _CHILD_FIELDS.get(node.__class__)
     if fields is None:
         fields = _fields_plan(node.__class__, _NAME_FIELDS, _CHILD_FIELDS)
     for field_name in fields:
         value = getattr(node, field_name, None)
         if value.__class__ is list:
-            children.extend(item for item in value if isinstance(item, ast.AST))
+            for item in value:
+                if isinstance(item, ast.AST):
+                    push(item)
         elif isinstance(value, ast.AST):
-            children.append(value)
-    return children
+            push(value)
 
 
 _DEFERRED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
