@@ -104,3 +104,34 @@ def test_near_twins_are_silent():
 
 def test_opt_in():
     assert findings(HEADER + BUGGY["outputs_listed"][0], select=("ADL",)) == []
+
+
+def test_a_module_that_evaluates_itself_in_a_method_called_without_arguments():
+    # `self.eval()` in a method that its only call passes no argument: the rule once took `self`
+    # for the call's argument before the first (call.args[-1] of no arguments: an IndexError that
+    # ended the whole lint run of a repository, TransT of set AK). `self` is the object the method
+    # runs on, so the loop is judged as any other.
+    body = """
+class Tracker(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Linear(4, 2)
+        self.frames = [torch.randn(3, 4) for _ in range(2)]
+        self.history = []
+
+    def forward(self, x):
+        return self.net(x)
+
+    def track(self):
+        self.eval()
+        for frame in self.frames:
+            box = self(frame)
+            self.history.append(box)
+
+
+tracker = Tracker()
+tracker.track()
+"""
+    found = findings(HEADER + body)
+    assert [f.line for f in found] == [line_of(HEADER + body, "box = self(frame)")]
+    assert load(HEADER + body, "t").tracker.history[0].grad_fn is not None

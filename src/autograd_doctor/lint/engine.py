@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import gc
 import io
+import os
 import re
 import sys
 import tokenize
@@ -114,6 +115,12 @@ def _lint_parsed(source: str, filename: str, selection: Selection) -> list[Findi
             findings = Checker(tree, source, filename, selection.unselected_opt_in()).findings
         except RecursionError:
             findings = [_unparsable(filename, 1, 1, "cannot analyse: the code nests too deeply")]
+        except Exception as error:  # noqa: BLE001 - a bug of ours in one file must not end the whole run
+            if os.environ.get("AUTOGRAD_DOCTOR_DEBUG"):
+                raise
+            findings = [_unparsable(filename, 1, 1, f"cannot analyse: the linter failed on this file "
+                                    f"({type(error).__name__}: {error}); the other files are checked. Please "
+                                    "report it (AUTOGRAD_DOCTOR_DEBUG=1 shows the traceback)")]
         finally:
             sys.setrecursionlimit(limit)
         findings = _without_noqa(findings, source)

@@ -292,6 +292,8 @@ def _parameter_free(checker, func, name: str, functions) -> bool:
     if name not in positional and name not in {a.arg for a in args.kwonlyargs}:
         return False
     method = bool(positional) and positional[0] in ("self", "cls")
+    if method and name == positional[0]:
+        return False  # the object the method is called on (`self.eval()`), not an argument of the calls
     index = positional.index(name) - int(method) if name in positional else None
     calls, mentions = [], 0
     for node in ast.walk(checker.tree):
