@@ -198,6 +198,7 @@ def capture_user_stack(start_depth: int = 1, limit: int = 4) -> tuple[Site, ...]
     except ValueError:
         return ()
     cache = _internal_file_cache
+    hosts = _host_file_cache  # (read inline: the walk passes several of torch's frames a write)
     sites = []
     while frame is not None:
         code = frame.f_code
@@ -208,7 +209,11 @@ def capture_user_stack(start_depth: int = 1, limit: int = 4) -> tuple[Site, ...]
             sites.append(Site(code, frame.f_lasti))
             if len(sites) >= limit:
                 break
-        elif sites and is_host_file(code.co_filename):
-            break  # the test runner or notebook that called the user's code
+        elif sites:
+            host = hosts.get(code.co_filename)
+            if host is None:
+                host = is_host_file(code.co_filename)
+            if host:
+                break  # the test runner or notebook that called the user's code
         frame = frame.f_back
     return tuple(sites)

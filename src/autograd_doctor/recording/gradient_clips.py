@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import operator
 import types
 import weakref
 from dataclasses import dataclass
@@ -71,6 +72,9 @@ class GradientClip:
         return any(gradient is not None for _parameter, gradient, _version in self.samples)
 
 
+_numel = operator.methodcaller("numel")
+
+
 class GradientClips:
     """The clipping calls a recorder saw, newest last, and where each optimizer last stepped."""
 
@@ -92,8 +96,12 @@ class GradientClips:
             except TypeError:
                 continue
         nonzero = False
-        for _parameter, gradient_ref, _version in samples:
-            gradient = gradient_ref() if gradient_ref is not None else None
+        gradients = [gradient_ref() if gradient_ref is not None else None for _p, gradient_ref, _v in samples]
+        if all(type(gradient) is torch.Tensor and gradient.layout is torch.strided for gradient in gradients):
+            # Whether any is nonzero does not depend on the order: the smallest first, so that a
+            # bias's gradient spares the scan of an embedding's (every element of each is read).
+            gradients.sort(key=_numel)
+        for gradient in gradients:
             if gradient is not None and bool(gradient.detach().any()):
                 nonzero = True
                 break

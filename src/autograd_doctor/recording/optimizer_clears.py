@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 import sys
 import weakref
 from dataclasses import dataclass, field
@@ -268,7 +269,12 @@ def _inside_step(optimizer) -> bool:
     for _ in range(MAX_STACK_DEPTH):
         if frame is None:
             return False
-        if frame.f_code.co_name == "step" and frame.f_locals.get("self") is optimizer:
+        code = frame.f_code
+        # (`f_locals` copies the frame's variables: read only where one can be named `self`; a
+        # function's variables are its code's names, a class body's or a module's any name)
+        if code.co_name == "step" and (not code.co_flags & _CO_OPTIMIZED or "self" in code.co_varnames
+                                       or "self" in code.co_cellvars or "self" in code.co_freevars) \
+                and frame.f_locals.get("self") is optimizer:
             return True
         frame = frame.f_back
     return False
@@ -283,11 +289,15 @@ def _call_sites_since(backward_calls, since_seq: int, seq: int) -> list:
     return keys
 
 
+_CO_OPTIMIZED = 0x0001  # a function's frame (inspect.CO_OPTIMIZED)
+_numel = operator.methodcaller("numel")  # (a call into C per parameter, not a Python lambda)
+
+
 def _sampled_parameter(optimizer):
     """The smallest of the optimizer's first few parameters (None when it has none)."""
     parameters = list(itertools.islice((p for group in optimizer.param_groups for p in group.get("params", ())),
                                        SAMPLED_PARAMETERS))
-    return min(parameters, key=lambda p: p.numel()) if parameters else None
+    return min(parameters, key=_numel) if parameters else None
 
 
 def _gradients_now(optimizer) -> dict:

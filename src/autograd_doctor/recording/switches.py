@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from autograd_doctor.recording.frames import Site, capture_user_stack, frame_locals, is_internal_file
+from autograd_doctor.recording.frames import Site, _internal_file_cache, capture_user_stack, frame_locals, is_internal_file
 from autograd_doctor.recording.own_frames import own_work_done, own_work_started
 
 # Calls remembered; older ones are forgotten.
@@ -226,7 +226,11 @@ def _caller_site(depth: int) -> Site | None:
         frame = sys._getframe(depth + 1)
     except ValueError:
         return None
-    if is_internal_file(frame.f_code.co_filename):
+    # (the cache read inline: torch's optimizers and clip_grad_norm_ make a dozen switches a step)
+    internal = _internal_file_cache.get(frame.f_code.co_filename)
+    if internal is None:
+        internal = is_internal_file(frame.f_code.co_filename)
+    if internal:
         return None
     return Site(frame.f_code, frame.f_lasti)
 
@@ -258,9 +262,15 @@ def _recording_init(original):
     def __init__(self, mode):
         original(self, mode)
         try:
-            site = _caller_site(1)
-            if site is not None:
-                self._autograd_doctor_switch = _remember_switch(site, bool(mode))
+            # `_caller_site(1)` written out: torch's optimizers and clip_grad_norm_ make a dozen
+            # of these a step, all from torch's files.
+            frame = sys._getframe(1)
+            filename = frame.f_code.co_filename
+            internal = _internal_file_cache.get(filename)
+            if internal is None:
+                internal = is_internal_file(filename)
+            if not internal:
+                self._autograd_doctor_switch = _remember_switch(Site(frame.f_code, frame.f_lasti), bool(mode))
         except Exception:
             pass  # bookkeeping must never break the user's call
 

@@ -18,7 +18,7 @@ import sys
 import weakref
 
 from autograd_doctor.recording.events import WriteEvent
-from autograd_doctor.recording.frames import Site, _internal_file_cache, is_host_file, is_internal_file, torch_module_dir
+from autograd_doctor.recording.frames import Site, _host_file_cache, _internal_file_cache, is_host_file, is_internal_file, torch_module_dir
 from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME
 
 # Writes kept; older ones are forgotten (a failure is about the last steps' writes).
@@ -113,6 +113,7 @@ def user_stack_and_module(start_depth: int):
     innermost user frame itself (to be dropped by the caller, never stored))."""
     frame = sys._getframe(start_depth + 1)
     cache = _internal_file_cache
+    hosts = _host_file_cache
     module_class = None
     user_frame = None
     sites: list[Site] = []
@@ -128,9 +129,13 @@ def user_stack_and_module(start_depth: int):
             sites.append(Site(code, frame.f_lasti))
             if len(sites) == 2:
                 break
-        elif sites and is_host_file(filename):
-            break  # the test runner or notebook that called the user's code
-        elif not sites and module_class is None and code.co_name == "forward" and filename.startswith(_NN_MODULES_DIR):
+        elif sites:
+            host = hosts.get(filename)  # (read inline: several of torch's frames a write pass here)
+            if host is None:
+                host = is_host_file(filename)
+            if host:
+                break  # the test runner or notebook that called the user's code
+        elif module_class is None and code.co_name == "forward" and filename.startswith(_NN_MODULES_DIR):
             module_class = code.co_qualname.split(".")[0]
         frame = frame.f_back
     return tuple(sites), module_class, user_frame
