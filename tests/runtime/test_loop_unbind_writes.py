@@ -104,7 +104,8 @@ HIDDEN = """
 
 def test_hidden_states_masked_in_place_in_a_module_name_the_loop(tmp_path):
     outcome = run_program(tmp_path, HIDDEN)
-    _assert_named_at_the_loop(outcome)
+    diagnosis = _assert_named_at_the_loop(outcome)
+    assert diagnosis.related[0].note == "in-place write into h, one of the views unbind returned"
     fixed = run_plain(tmp_path, apply_help(outcome))
     correct = run_plain(tmp_path, outcome.source.replace(
         "for h in hidden_states:  # LOOP\n            h.mul_(mask)  # WRITE\n",
@@ -114,7 +115,8 @@ def test_hidden_states_masked_in_place_in_a_module_name_the_loop(tmp_path):
 
 def test_a_loop_that_only_reads_the_rows_stays_silent(tmp_path):
     outcome = run_program(tmp_path, HIDDEN.replace(
-        "for h in hidden_states:  # LOOP\n                h.mul_(mask)  # WRITE\n            return hidden_states.sum(0)",
+        "for h in hidden_states:  # LOOP\n                h.mul_(mask)  # WRITE\n"
+        "            return hidden_states.sum(0)",
         "total = 0\n            for h in hidden_states:\n                total = total + h.mul(mask)\n"
         "            return total"))
     assert outcome.error is None and outcome.diagnoses == []

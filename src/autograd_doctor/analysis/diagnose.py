@@ -15,6 +15,7 @@ from autograd_doctor.analysis.fixes import (
     WriteFacts, positional_inplace_flag, inplace_module_definition_fix, inplace_chain_fix, metadata_inplace_fix,
     piece_chain_rebinding_fix,
     loop_targets, method_call_fixes, no_grad_fix, unbound_loop_fix, unbinding_loop, write_fixes,
+    written_root as written_root_of,
 )
 from autograd_doctor.analysis.describe import (
     assigned_name, is_parameter_of_enclosing_function, plain_alias, tensor_info, written_name,
@@ -1154,8 +1155,10 @@ def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack:
     if loop is not None:
         # `for boxes in pred_boxes: boxes[:, 0].clamp_(...)`: the line that made the view is the
         # loop's header (iterating a tensor unbinds it); the answers change that line.
+        variable = getattr(written_root_of(statement), "id", None) or "the loop variable"
+        written = variable if name == variable else f"a view of {variable}"
         related.append(Location(**{**primary.__dict__, "role": "modified",
-                                   "note": f"in-place write into {name or 'the loop variable'}, one of the views"}))
+                                   "note": f"in-place write into {written}, one of the views unbind returned"}))
         primary = _loop_header_location(site.filename, loop)
     function = _argument_written_for_caller(site.filename, site.lineno, name)
     if function is not None:
