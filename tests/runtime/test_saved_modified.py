@@ -313,7 +313,9 @@ def test_a_loop_writing_into_the_rows_a_tensor_is_unbound_into_loops_over_indexe
     """
     outcome = run_program(tmp_path, source)
     diagnosis = outcome.diagnosis
-    assert diagnosis.code == "AD104" and diagnosis.primary.line == outcome.line("WRITE")
+    # The line that made the views is the loop's header (stop 43); the write is named with it.
+    assert diagnosis.code == "AD104" and diagnosis.primary.line == outcome.line("LOOP")
+    assert [loc.line for loc in diagnosis.related if loc.role == "modified"] == [outcome.line("WRITE")]
     help_ = diagnosis.help[0]
     assert help_.message.startswith("loop over views made by indexing, not over the outputs of unbind")
     assert help_.location.line == outcome.line("LOOP")

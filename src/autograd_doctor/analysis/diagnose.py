@@ -14,7 +14,8 @@ from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.fixes import (
     WriteFacts, positional_inplace_flag, inplace_module_definition_fix, inplace_chain_fix, metadata_inplace_fix,
     piece_chain_rebinding_fix,
-    loop_targets, method_call_fixes, no_grad_fix, unbound_loop_fix, write_fixes,
+    loop_targets, method_call_fixes, no_grad_fix, unbound_loop_fix, unbinding_loop, write_fixes,
+    written_root as written_root_of,
 )
 from autograd_doctor.analysis.describe import (
     assigned_name, is_parameter_of_enclosing_function, plain_alias, tensor_info, written_name,
@@ -1149,6 +1150,16 @@ def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack:
         helps.extend([item] if item is not None else [])
     notes = ["chunk, split and unbind return views that share memory; while autograd records, "
              "PyTorch forbids writing into them in place because it cannot update the sibling views' history"]
+    frame = live_frame(site) if not related else None
+    loop = unbinding_loop(site.filename, statement, target, frame_values(frame)) if frame is not None else None
+    if loop is not None:
+        # `for boxes in pred_boxes: boxes[:, 0].clamp_(...)`: the line that made the view is the
+        # loop's header (iterating a tensor unbinds it); the answers change that line.
+        variable = getattr(written_root_of(statement), "id", None) or "the loop variable"
+        written = variable if name == variable else f"a view of {variable}"
+        related.append(Location(**{**primary.__dict__, "role": "modified",
+                                   "note": f"in-place write into {written}, one of the views unbind returned"}))
+        primary = _loop_header_location(site.filename, loop)
     function = _argument_written_for_caller(site.filename, site.lineno, name)
     if function is not None:
         # `def norm_ip(img, ...): img.clamp_(...)` returns nothing: the caller reads the write through
@@ -1166,6 +1177,18 @@ def multi_view_inplace_diagnosis(error: BaseException, func, args: tuple, stack:
                           notes=notes, help=helps)
     diagnosis.extra["op"] = getattr(func, "__name__", None)
     return diagnosis
+
+
+def _loop_header_location(filename: str, loop: ast.For) -> Location:
+    """The `for ... in ...:` header of a loop that iterates a tensor, as AD104's primary location."""
+    location = statement_location(filename, loop, role="unbound",
+                                  note="iterating a tensor unbinds it: each loop variable is an output of unbind")
+    location.end_line = loop.lineno
+    location.end_column = loop.iter.end_col_offset if loop.iter.end_lineno == loop.lineno else None
+    if location.end_column is None:
+        text = location.source
+        location.end_column = loop.col_offset + len(text)
+    return location
 
 
 def _argument_written_for_caller(filename: str, line: int, name: str | None) -> str | None:

@@ -983,6 +983,55 @@ def unbound_loop_fix(filename: str, statement: ast.stmt, values: dict | None = N
     return None
 
 
+def unbinding_loop(filename: str, statement: ast.stmt, written, values: dict | None) -> ast.For | None:
+    """The user's `for` statement that made the written view by iterating a tensor: the innermost
+    loop around `statement` that binds the written name (`for boxes in pred_boxes:`, `zip(image[0],
+    ...)`, `enumerate(x.unbind(1))`), with the run's evidence: the name's live value is an output of
+    unbind, the written tensor is that value or a view of the same base, and that base is the
+    iterated tensor's (evaluated without calls). None where any link is missing."""
+    from autograd_doctor.diagnosis.source import parse_file, walk_covering
+
+    root = written_root(statement) if statement is not None else None
+    tree = parse_file(filename)
+    if not isinstance(root, ast.Name) or tree is None or values is None or not isinstance(written, torch.Tensor):
+        return None
+    piece = values.get(root.id)
+    node = getattr(piece, "grad_fn", None) if isinstance(piece, torch.Tensor) else None
+    base = getattr(piece, "_base", None) if node is not None else None
+    if base is None or not type(node).__name__.startswith("UnbindBackward"):
+        return None
+    if written is not piece and getattr(written, "_base", None) is not base:
+        return None
+    loops = [n for n in walk_covering(tree, statement.lineno)
+             if isinstance(n, ast.For) and n.lineno < statement.lineno <= (n.end_lineno or 0)]
+    for loop in reversed(loops):  # the innermost loop that binds the name
+        iterable = _iterable_bound_to(loop, root.id)
+        if iterable is None:
+            continue
+        if isinstance(iterable, ast.Call):
+            if not (isinstance(iterable.func, ast.Attribute) and iterable.func.attr == "unbind"):
+                return None
+            iterable = iterable.func.value
+        tensor = _tensor_value(iterable, values)
+        if tensor is None:
+            return None
+        return loop if (tensor._base if tensor._base is not None else tensor) is base else None
+    return None
+
+
+def _tensor_value(node: ast.AST, values: dict) -> torch.Tensor | None:
+    """The tensor an expression of names, attributes and constant subscripts (no calls) holds in
+    the live frame; None for anything else."""
+    if not all(isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Load, ast.Slice,
+                              ast.Tuple, ast.UnaryOp, ast.USub)) for n in ast.walk(node)):
+        return None
+    try:
+        value = eval(compile(ast.Expression(node), "<loop iterable>", "eval"), {"__builtins__": {}}, dict(values))
+    except Exception:
+        return None
+    return value if isinstance(value, torch.Tensor) else None
+
+
 def _iterable_bound_to(loop: ast.For, name: str) -> ast.AST | None:
     """The expression whose elements the loop binds to `name`: the iterable itself, or the
     matching argument of `zip(...)` (or of `enumerate(...)`'s second element)."""
