@@ -49,9 +49,10 @@ PRIVATE_APIS = (
                "the picture shows the failing node and its inputs, not the path from the loss"),
     PrivateAPI("torch.autograd._make_grads", "analysis/errors/requires_grad.py",
                "the error for backward() of a non-scalar cannot give the tensor's shape"),
-    PrivateAPI("torch._C._functorch.is_functorch_wrapped_tensor", "cli/meaning.py",
+    PrivateAPI("torch._C._functorch.is_functorch_wrapped_tensor", "cli/meaning.py, analysis/masked_nan.py",
                "--verify-fix of a program that uses torch.func.grad cannot tell the transform's own gradient "
-               "calls from the program's, and may fail to record them"),
+               "calls from the program's, and may fail to record them; AD220 reads a gradient computed inside vmap "
+               "(and fails there, silently)"),
     PrivateAPI("torch._C._functorch.peek_interpreter_stack", "recording/switches.py",
                "a `no_grad` block inside a function that torch.func.jvp/jacfwd transforms, whose result the "
                "transform still differentiates, is not reported (AD318)"),

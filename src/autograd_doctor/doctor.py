@@ -73,7 +73,7 @@ from autograd_doctor.recording.listener import (
     ModuleStateLoaded, OwnStateLoaded,
     GatherWithoutGraph, ShallowTensorCopy, StaleViewMade, TensorCopied, UntrackedWriteFound,
 )
-from autograd_doctor.recording.recorder import Recorder, StrictViolation, pytorch_version_message
+from autograd_doctor.recording.recorder import Recorder, StrictViolation, grad_fn_error, pytorch_version_message
 from autograd_doctor.diagnosis.model import Diagnosis, Report
 from autograd_doctor.diagnosis.source import forget_changed_sources
 
@@ -476,6 +476,9 @@ class Doctor:
 
     def stale_save_read(self, event: StaleSaveRead) -> BaseException:
         record = event.record
+        own = grad_fn_error(record)
+        if own is not None:
+            return own  # PyTorch's own error for this save; the catalogue explains it (AD138)
         node = diagnose.current_node()
         error = RuntimeError(pytorch_version_message(record, node))
         try:
@@ -580,6 +583,8 @@ class Doctor:
         backward() line; the report names the write, the notes give the write's call stack
         and PyTorch's own message, word for word."""
         record, node, slot = event.record, event.node, event.slot
+        if grad_fn_error(record) is not None:
+            return  # the engine raises PyTorch's own error for this save, not a version error (AD138 there)
         try:
             engine_message = pytorch_version_message(record, node)
             diagnosis = diagnose.stale_saved_diagnosis(record, node, slot, event.call.stack, capture=self.capture,

@@ -26,6 +26,7 @@ import torch
 
 from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.analysis.source_scope import backward_roots, graph_nodes, user_files_around
+from autograd_doctor.compat import lookup
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
 from autograd_doctor.diagnosis.source import (
@@ -163,8 +164,13 @@ def _root_diagnosis(filename: str, statement: ast.stmt, operand: ast.AST, broken
 
 def _plain(tensor: torch.Tensor) -> bool:
     """A dense tensor with values to read: not sparse, not a subclass (a fake tensor of a
-    compiler's trace has no values; isfinite() on it raises)."""
-    return tensor.layout == torch.strided and type(tensor) in (torch.Tensor, torch.nn.Parameter)
+    compiler's trace has no values; isfinite() on it raises), not a torch.func transform's
+    wrapper (inside vmap, per-sample gradients by autograd.grad: bool() of a batched tensor
+    raises "vmap: ... data-dependent control flow"; its type is still torch.Tensor)."""
+    if tensor.layout != torch.strided or type(tensor) not in (torch.Tensor, torch.nn.Parameter):
+        return False
+    is_wrapped = lookup("torch._C._functorch.is_functorch_wrapped_tensor")
+    return is_wrapped is None or not is_wrapped(tensor)
 
 
 def _all_finite(gradients: list) -> bool:

@@ -268,6 +268,9 @@ class Recorder(AliasTracking):
                 return error
         except Exception:
             pass
+        own = grad_fn_error(record)
+        if own is not None:
+            return own
         return RuntimeError(pytorch_version_message(record, current_autograd_node()))
 
     def live_records(self, key: int | None) -> list[SavedRecord]:
@@ -969,6 +972,23 @@ def _newest_node(args: tuple, kwargs: dict) -> int | None:
                     continue
                 newest = number if newest is None else max(newest, number)
     return newest
+
+
+def grad_fn_error(record: SavedRecord) -> RuntimeError | None:
+    """PyTorch's own error for a saved input whose `grad_fn` cannot be read, else None.
+
+    An output of a function that returns several views (unbind, split, chunk, iterating a
+    tensor) whose base was then modified in place raises from `.grad_fn` ("Output 3 of Unbind is
+    a view and its base ... has been modified inplace"). The engine reads the same grad_fn to word
+    its version message, so for such a save PyTorch raises that error, not the version one: the
+    doctor raises it too (a fresh copy, no frame of ours) and has no version error to explain."""
+    if record.is_output:
+        return None
+    try:
+        record.alias.grad_fn
+    except RuntimeError as error:
+        return RuntimeError(*error.args)
+    return None
 
 
 def pytorch_version_message(record: SavedRecord, saving_node) -> str:
