@@ -9,7 +9,10 @@ is trained on the entropy term alone and never towards higher Q.
 Re-created in my own words with small networks (a squashed Gaussian actor, two critics);
 `bug_shows()` shows the actor's gradient equal to that of the entropy term alone and
 different from the gradient of the written-out SAC objective `alpha * log_pi - min(Q1, Q2)`.
-Buggy line: `actor_loss = ((self.alpha * log_pi) - min_qf_pi.detach()).mean()`."""
+Buggy line: `actor_loss = ((self.alpha * log_pi) - min_qf_pi.detach()).mean()`.
+Source: https://github.com/search?q=%22min_qf_pi.detach()%29.mean()%22&type=code (the public
+file as the project's code index stores it, id 19377016403; the index does not name its
+repository, so no direct link can be given)."""
 import torch
 import torch.nn as nn
 
@@ -54,7 +57,7 @@ class Agent:
         qf2_pi = self.critic2(states, pi)
         min_qf_pi = torch.min(qf1_pi, qf2_pi)
         if self.mode == "bug":
-            actor_loss = ((self.alpha * log_pi) - min_qf_pi.detach()).mean()  # missed:
+            actor_loss = ((self.alpha * log_pi) - min_qf_pi.detach()).mean()  # expect: ADL041
         elif self.mode == "entropy":
             actor_loss = (self.alpha * log_pi).mean()
         else:

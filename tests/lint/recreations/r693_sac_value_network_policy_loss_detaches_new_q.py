@@ -12,7 +12,13 @@ never moves towards higher Q (the non-reparameterised branch, a likelihood-ratio
 Re-created in my own words as a function with the update steps of one batch;
 `bug_shows()` shows the policy's gradient equal to that of `log_prob.mean()` alone and
 different from the written-out objective's.
-Buggy line: `policy_loss = (log_prob - expected_new_q_value.detach()).mean()`."""
+The same line, `policy_loss = (log_prob - new_q_value.detach()).mean()` in the
+reparameterised branch, is in an early SAC policy whose names (`register_policy`,
+`soft_q_data`, `_forward_learn`) are those of OpenDILab's DI-engine (index id
+12012264373; repository not named by the index, so attributed by those names only).
+Buggy line: `policy_loss = (log_prob - expected_new_q_value.detach()).mean()`.
+Source: https://github.com/search?q=%22expected_new_q_value.detach()%29.mean()%22&type=code
+(the copies as the project's code index stores them) and https://github.com/opendilab/DI-engine"""
 import torch
 import torch.nn as nn
 
@@ -57,7 +63,7 @@ def soft_update_step(variant, reparam=True):
     value_loss.backward(retain_graph=True)
     value_optimizer.step()
     if variant == "bug":
-        policy_loss = (log_prob - expected_new_q_value.detach()).mean()  # missed:
+        policy_loss = (log_prob - expected_new_q_value.detach()).mean()  # expect: ADL041
     elif variant == "entropy":
         policy_loss = log_prob.mean()
     else:
