@@ -29,7 +29,11 @@ actor (`actor(s)`, `self.actor.sample(s)`, a reparameterised sample
 defined in the file that samples without reparameterisation (`.sample(` and no
 `rsample`, `multinomial`, `argmax`, `Categorical`, `no_grad`) breaks the link;
 (b) the loss holding it is backpropagated in the same function;
-(c) an optimizer over the actor's parameters steps after that backward;
+(c) an optimizer over the actor's parameters steps after that backward and
+before the next one (bound in the file to the actor's parameters or, when the
+file does not bind it, e.g. a function's argument, named for the actor:
+`actor_opt`, `policy_optimizer`, the actor then being a module called in the
+function whose name shares that word);
 (d) no other part of the loss reads a value of that action's critic undetached.""",
     why_bad="""In a deterministic or reparameterised actor update the objective is
 `E[alpha * log pi(a|s) - Q(s, a(s))]`: its gradient reaches the actor through
@@ -38,15 +42,17 @@ contributes nothing to any gradient, so the actor is trained on the entropy term
 alone (SAC) or not at all (DDPG, TD3: the loss has no gradient path and
 `backward()` raises, or other terms alone move it), and never towards actions
 the critic values more.  Nothing raises in SAC.""",
-    example="""new_a, logp = actor.evaluate(s, noise)
-q_new = critic(s, new_a)
-actor_loss = (alpha * logp - q_new.detach()).mean()
+    example="""mean, std = actor(s)
+new_a = torch.tanh(mean + std * noise)
+log_prob = torch.distributions.Normal(mean, std).log_prob(mean + std * noise).sum(-1)
+actor_loss = (alpha * log_prob - critic(s, new_a).detach()).mean()
 actor_opt.zero_grad()
 actor_loss.backward()
 actor_opt.step()""",
-    use_instead="""new_a, logp = actor.evaluate(s, noise)
-q_new = critic(s, new_a)
-actor_loss = (alpha * logp - q_new).mean()
+    use_instead="""mean, std = actor(s)
+new_a = torch.tanh(mean + std * noise)
+log_prob = torch.distributions.Normal(mean, std).log_prob(mean + std * noise).sum(-1)
+actor_loss = (alpha * log_prob - critic(s, new_a)).mean()
 actor_opt.zero_grad()
 actor_loss.backward()
 actor_opt.step()
@@ -87,10 +93,7 @@ def check_file(checker) -> None:
     if "backward" not in source or ".step()" not in source or \
             (".detach()" not in source and ".data" not in source):
         return
-    methods = {}
-    for node in ast.walk(checker.tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            methods.setdefault(node.name, []).append(node)
+    methods = {}  # filled on first use: name -> the file's functions of that name
     for func in _functions(checker.tree):
         text = checker.text(func)
         if "backward" not in text or (".detach()" not in text and ".data" not in text):
@@ -320,15 +323,23 @@ class _Function:
                 return False
         return True
 
+    def defs(self, name):
+        if not self.methods:
+            for node in ast.walk(self.checker.tree):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self.methods.setdefault(node.name, []).append(node)
+            self.methods.setdefault("", [])
+        return self.methods.get(name, [])
+
     def is_owner_call(self, call):
         """``call`` calls the actor (an owner of the optimizer that steps) or one of its
         methods; then whether what it returns is differentiable in the actor (None: unknown)."""
         text = self.checker.text(call.func)
         if text in self.owners:
-            defs = self.methods.get("forward", [])
+            defs = self.defs("forward")
             return all(not _NOT_REPARAMETERISED.search(self.checker.text(d)) for d in defs)
         if isinstance(call.func, ast.Attribute) and self.checker.text(call.func.value) in self.owners:
-            defs = self.methods.get(call.func.attr)
+            defs = self.defs(call.func.attr)
             if not defs:
                 return None
             return all(not _NOT_REPARAMETERISED.search(self.checker.text(d)) for d in defs)
@@ -407,7 +418,7 @@ class _Function:
         how = "`.data`" if isinstance(detach, ast.Attribute) else "`.detach()`"
         actor = " / ".join(f"`{o}`" for o in sorted(self.owners))
         where = "" if detach.lineno == stmt.lineno else f" (line {detach.lineno})"
-        fix = Fix(f"drop {how}: `{checker.text(value)}`", (checker.edit(detach, checker.atom_text(value)),),
+        fix = Fix(f"drop {how}: read `{checker.text(value)}` itself", (checker.edit(detach, checker.atom_text(value)),),
                   safe=False)
         checker.report(
             "ADL041", stmt,
