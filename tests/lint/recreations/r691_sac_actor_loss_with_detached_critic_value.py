@@ -51,7 +51,7 @@ def actor_gradients(detach_q, entropy_only=False):
     if entropy_only:
         loss_actor = (alpha * log_prob).mean()
     elif detach_q:
-        loss_actor = (alpha * log_prob - expected_new_q1.detach()).mean()  # missed:
+        loss_actor = (alpha * log_prob - expected_new_q1.detach()).mean()  # expect: ADL041
     else:
         loss_actor = (alpha * log_prob - expected_new_q1).mean()
     actor_opt.zero_grad()

@@ -35,6 +35,7 @@ from autograd_doctor.lint.rules import (
     adl034_loss_rebuilt_from_cut_value, adl035_backward_of_non_scalar,
     adl036_numpy_of_graph_tensor, adl037_closure_under_no_grad_step,
     adl038_differentiation_under_callers_no_grad, adl040_requires_grad_set_on_non_leaf,
+    adl041_actor_loss_detaches_critic_value,
 )
 
 # The order rules check in: a write that fails at once (a leaf, a multi-view
@@ -55,6 +56,7 @@ RULE_MODULES = (
     adl033_no_grad_block_before_forward, adl034_loss_rebuilt_from_cut_value, adl035_backward_of_non_scalar,
     adl036_numpy_of_graph_tensor, adl037_closure_under_no_grad_step,
     adl038_differentiation_under_callers_no_grad, adl040_requires_grad_set_on_non_leaf,
+    adl041_actor_loss_detaches_critic_value,
 )
 _SCOPE_CHECKS = [m.check_scope for m in RULE_MODULES if hasattr(m, "check_scope")]
 # (rule code, check): an opt-in rule's whole-file check is skipped when the
