@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -52,6 +53,7 @@ def test_pytest_plugin_reports_the_catalogue_diagnosis(pytester):
     assert "values = torch.sigmoid(x).detach().numpy()" in output
 
 
+@pytest.mark.internal_error  # the catalogue made to fail on purpose
 def test_a_failing_catalogue_leaves_the_users_exception_unchanged(tmp_path, monkeypatch):
     def broken(context, already):
         raise ValueError("a bug in the doctor")
