@@ -31,7 +31,7 @@ import torch
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import location_of, parse_file, statement_location
+from autograd_doctor.diagnosis.source import function_starting_at, location_of, statement_location
 from autograd_doctor.recording.frames import is_internal_file
 from autograd_doctor.recording.gradient_states import grad_of
 
@@ -118,13 +118,8 @@ def _is_grad_none(test: ast.expr) -> str | None:
 def _gradient_given(filename: str, first: int) -> ast.stmt | None:
     """In the step function starting at `first`: the statement that gives a parameter without a
     gradient one and goes on (`if p.grad is None: p.grad = ...`, no continue/return/raise/break)."""
-    tree = parse_file(filename)
-    if tree is None:
-        return None
-    function = next((node for node in ast.walk(tree)
-                     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "step"
-                     and (node.lineno == first or any(d.lineno == first for d in node.decorator_list))), None)
-    if function is None:
+    function = function_starting_at(filename, first)
+    if function is None or function.name != "step":
         return None
     for node in ast.walk(function):
         if not isinstance(node, ast.If) or node.orelse:
