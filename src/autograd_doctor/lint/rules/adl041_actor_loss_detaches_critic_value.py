@@ -8,6 +8,7 @@ import ast
 import re
 
 from autograd_doctor.lint.findings import Fix
+from autograd_doctor.lint.names import last_name
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -112,10 +113,8 @@ def _functions(tree):
 
 
 def _grad_off(node) -> bool:
-    if isinstance(node, ast.Call):
-        node = node.func
-    return (isinstance(node, ast.Attribute) and node.attr in _GRAD_OFF) or \
-        (isinstance(node, ast.Name) and node.id in _GRAD_OFF)
+    """`torch.no_grad()`, `no_grad()`, `torch.inference_mode` as a with item."""
+    return last_name(node.func if isinstance(node, ast.Call) else node) in _GRAD_OFF
 
 
 def _flatten(body, off=False, depth=0):
