@@ -20,8 +20,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
-
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+from autograd_doctor.lint.walk import child_nodes, own_nodes
 
 
 def constructor_optimizer_owners(checker, owner_class: str, attribute: str) -> set:
@@ -188,17 +187,8 @@ def _instantiations(tree, name: str):
     yield from walk(tree, tree)
 
 
-def _body_nodes(scope):
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
-
-
 def _stores(scope, name: str) -> int:
-    return sum(1 for n in _body_nodes(scope) if isinstance(n, ast.Name) and n.id == name
+    return sum(1 for n in own_nodes(child_nodes(scope)) if isinstance(n, ast.Name) and n.id == name
                and isinstance(n.ctx, ast.Store))
 
 
@@ -208,7 +198,7 @@ def _optimizer_over(checker, scope, value) -> str | None:
     if isinstance(value, ast.Name):
         if _stores(scope, value.id) != 1:
             return None
-        assigned = [n for n in _body_nodes(scope) if isinstance(n, ast.Assign) and len(n.targets) == 1
+        assigned = [n for n in own_nodes(child_nodes(scope)) if isinstance(n, ast.Assign) and len(n.targets) == 1
                     and isinstance(n.targets[0], ast.Name) and n.targets[0].id == value.id]
         if len(assigned) != 1:
             return None
