@@ -245,6 +245,11 @@ SGD Adam AdamW Adamax Adagrad Adadelta RMSprop Rprop NAdam RAdam ASGD LBFGS Spar
 OTHER_AUTODIFF_PACKAGES = frozenset("""
 warp warp_nn jax flax tensorflow paddle mindspore mxnet oneflow tinygrad mlx chainer
 """.split())
+# The last part of the names of the context managers and decorators under which torch records
+# no graph (a tuple, so that str.endswith can take it too; GRAD_OFF_CONTEXTS holds the
+# qualified names).
+GRAD_OFF_NAMES = ("no_grad", "inference_mode")
+
 GRAD_OFF_CONTEXTS = frozenset({
     "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad",
     "torch.autograd.grad_mode.no_grad", "torch.autograd.inference_mode",

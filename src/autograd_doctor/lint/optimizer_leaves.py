@@ -276,7 +276,7 @@ def _grad_off(func) -> bool:
     for n in ast.walk(func):
         if isinstance(n, ast.Attribute) and n.attr in ("no_grad", "inference_mode", "enable_grad"):
             return True
-        if isinstance(n, ast.Name) and n.id in ("no_grad", "inference_mode"):
+        if isinstance(n, ast.Name) and n.id in N.GRAD_OFF_NAMES:
             return True
     return False
 

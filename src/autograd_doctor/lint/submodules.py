@@ -44,7 +44,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from autograd_doctor.lint.files import DEFAULT_EXCLUDE
-from autograd_doctor.lint.names import last_name
+from autograd_doctor.lint.names import GRAD_OFF_NAMES as _GRAD_OFF, last_name
 
 _CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 _ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
@@ -293,7 +293,6 @@ def _holder_uses(cls: ast.ClassDef) -> dict:
     return uses
 
 
-_GRAD_OFF = frozenset({"no_grad", "inference_mode"})
 
 
 def _calls_of_holders(body, off: bool, loop_names: dict):

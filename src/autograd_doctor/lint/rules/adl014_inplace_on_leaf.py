@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint.class_leaves import attribute_leaves as _attribute_leaves, classes_in, self_attr as _self_attr
+from autograd_doctor.lint.names import GRAD_OFF_NAMES as _GRAD_OFF
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -63,7 +64,6 @@ def check_scope(checker, scope) -> None:
 
 
 _NOT_WRITES = frozenset({"requires_grad_", "retain_grad", "share_memory_", "register_hook"})
-_GRAD_OFF = ("no_grad", "inference_mode")
 
 
 def check_file(checker) -> None:

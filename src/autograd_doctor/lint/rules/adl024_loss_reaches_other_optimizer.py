@@ -77,7 +77,6 @@ backward, or returns/breaks between the backward and the step, is not reported."
 )
 
 _CUTS = frozenset({"detach", "detach_", "item", "tolist", "numpy"})  # results without a graph
-_GRAD_OFF = ("no_grad", "inference_mode")
 _FREEZE_WORDS = ("requires_grad", "freeze", "toggle")
 _REVERSAL_WORDS = ("revers", "grl")
 _DEPTH = 40
@@ -224,7 +223,7 @@ class _Flow:
         self.bindings: dict[str, list] = {}  # target text -> [(line, value)], value None: no graph
         grad_off = [(w.lineno, w.end_lineno) for w in nodes if isinstance(w, (ast.With, ast.AsyncWith))
                     and any(isinstance(i.context_expr, ast.Call) and
-                            checker.text(i.context_expr.func).endswith(_GRAD_OFF) for i in w.items)]
+                            checker.text(i.context_expr.func).endswith(N.GRAD_OFF_NAMES) for i in w.items)]
         for node in nodes:
             if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
                 off = any(a <= node.lineno <= b for a, b in grad_off)

@@ -8,6 +8,7 @@ import ast
 import re
 
 from autograd_doctor.lint.defaults import off_by_default
+from autograd_doctor.lint.names import GRAD_OFF_NAMES as _GRAD_OFF
 from autograd_doctor.lint.rules.adl030_ema_skips_buffers import _as_name, _defaults_of
 from autograd_doctor.lint.rules.base import Rule
 
@@ -63,7 +64,6 @@ bound in the file to the modules it steps.""",
 _DISCOUNT = re.compile(r"gamma|discount", re.IGNORECASE)
 _NO_GRADIENT_METHODS = frozenset({"detach", "item", "argmax", "argmin", "long", "int", "bool", "numpy",
                                   "tolist", "size", "detach_"})
-_GRAD_OFF = frozenset({"no_grad", "inference_mode"})
 
 
 def check_file(checker) -> None:

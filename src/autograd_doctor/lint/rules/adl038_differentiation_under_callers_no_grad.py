@@ -9,7 +9,7 @@ import ast
 import re
 
 from autograd_doctor.lint.rules.base import Rule
-from autograd_doctor.lint.names import last_name
+from autograd_doctor.lint.names import GRAD_OFF_NAMES as _GRAD_OFF, last_name
 from autograd_doctor.lint.walk import child_nodes, own_nodes
 
 RULE = Rule(
@@ -61,7 +61,6 @@ A function that differentiates a value handed to it (a parameter) is silent:
 the value may carry a graph made before the block.""",
 )
 
-_GRAD_OFF = frozenset({"no_grad", "inference_mode"})
 _GRAD_ON = ("enable_grad", "set_grad_enabled")
 # methods that give back a value held elsewhere (it may carry an older graph)
 _HELD = frozenset({"pop", "popleft", "get", "__getitem__", "values", "items", "copy"})

@@ -8,7 +8,7 @@ import ast
 import re
 
 from autograd_doctor.lint.findings import Fix
-from autograd_doctor.lint.names import last_name
+from autograd_doctor.lint.names import GRAD_OFF_NAMES as _GRAD_OFF, last_name
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -83,7 +83,6 @@ _BUILTINS = frozenset({"min", "max", "sum", "abs", "len", "float", "int", "list"
                        "range", "print", "isinstance", "getattr", "dict", "round", "any", "all", "sorted"})
 _REDUCTIONS = frozenset({"mean", "sum"})
 _NOT_REPARAMETERISED = re.compile(r"\.sample\(|multinomial|argmax|Categorical|no_grad|OneHot")
-_GRAD_OFF = frozenset({"no_grad", "inference_mode"})
 _DEPTH = 12
 _ACTOR_WORDS = ("actor", "policy")
 
