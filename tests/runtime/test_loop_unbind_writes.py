@@ -11,6 +11,8 @@ the write as their primary location.
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 import torch
 
@@ -199,3 +201,68 @@ def test_a_loop_variable_rebound_to_another_tensors_piece_keeps_the_write_as_pri
     """
     outcome = run_program(tmp_path, source)
     assert outcome.diagnosis.code == "AD104" and outcome.diagnosis.primary.line == outcome.line("WRITE")
+
+
+def test_a_loop_over_a_property_does_not_run_the_property_again(tmp_path, monkeypatch):
+    # Deciding whether the loop iterates a tensor reads the iterable's value in the live frame.
+    # A property of the user's runs code (here it counts its reads): the doctor must not run it,
+    # so the property is read once, as without the doctor, and the write stays primary (the
+    # iterated tensor is not known without running the user's code).
+    (tmp_path / "reads_lib.py").write_text(
+        "READS = []\n"
+        "class Detections:\n"
+        "    def __init__(self, boxes):\n"
+        "        self._boxes = boxes\n"
+        "    @property\n"
+        "    def boxes(self):\n"
+        "        READS.append(1)\n"
+        "        return self._boxes\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "reads_lib", raising=False)
+    source = """
+        import torch
+        import reads_lib
+        layer = torch.nn.Linear(3, 12)
+        detections = reads_lib.Detections(layer(torch.randn(4, 3)).view(4, 3, 4))
+        for image_boxes in detections.boxes:
+            image_boxes[:, 2:].clamp_(min=-0.5, max=0.5)  # WRITE
+    """
+    outcome = run_program(tmp_path, source)
+    assert sys.modules["reads_lib"].READS == [1]
+    assert outcome.diagnosis.code == "AD104" and outcome.diagnosis.primary.line == outcome.line("WRITE")
+
+
+def test_live_values_read_torch_attributes_and_items_but_run_no_user_code():
+    from autograd_doctor.analysis.live_values import expression_value
+    import ast
+
+    calls = []
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = torch.nn.Sequential(torch.nn.Linear(2, 2))
+            self.register_buffer("scale", torch.ones(2))
+            self.plain = [torch.zeros(3, 2)]
+
+        @property
+        def counted(self):
+            calls.append("property")
+            return self.scale
+
+        def __getitem__(self, index):
+            calls.append("getitem")
+            return self.scale
+
+    model = Model()
+    values = {"model": model, "i": 1, "x": torch.arange(6.0).view(3, 2)}
+
+    def read(text):
+        return expression_value(values.get, ast.parse(text, mode="eval").body)
+
+    assert read("model.encoder[0].weight") is model.encoder[0].weight
+    assert read("model.scale") is model.scale
+    assert torch.equal(read("x[i]"), torch.tensor([2.0, 3.0])) and torch.equal(read("x[:, -1]"), torch.tensor([1.0, 3.0, 5.0]))
+    assert read("model.plain[0].T").shape == (2, 3)
+    assert read("model.counted") is None and read("model[0]") is None and read("model.missing") is None
+    assert calls == []

@@ -932,15 +932,7 @@ def _indexed_views(iterable: ast.AST, avoid: set[str]) -> str | None:
 def _is_tensor_value(node: ast.AST, values: dict | None) -> bool:
     """Does the expression (names, attributes, constant subscripts: no calls) evaluate to a tensor
     in the live frame? Without the frame's values, unknown: not assumed."""
-    if values is None or not all(isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Load,
-                                                 ast.Slice, ast.Tuple, ast.UnaryOp, ast.USub))
-                                 for n in ast.walk(node)):
-        return False
-    try:
-        value = eval(compile(ast.Expression(node), "<loop iterable>", "eval"), {"__builtins__": {}}, dict(values))
-    except Exception:
-        return False
-    return isinstance(value, torch.Tensor)
+    return values is not None and _tensor_value(node, values) is not None
 
 
 def unbound_loop_fix(filename: str, statement: ast.stmt, values: dict | None = None) -> Suggestion | None:
@@ -1021,14 +1013,10 @@ def unbinding_loop(filename: str, statement: ast.stmt, written, values: dict | N
 
 def _tensor_value(node: ast.AST, values: dict) -> torch.Tensor | None:
     """The tensor an expression of names, attributes and constant subscripts (no calls) holds in
-    the live frame; None for anything else."""
-    if not all(isinstance(n, (ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Load, ast.Slice,
-                              ast.Tuple, ast.UnaryOp, ast.USub)) for n in ast.walk(node)):
-        return None
-    try:
-        value = eval(compile(ast.Expression(node), "<loop iterable>", "eval"), {"__builtins__": {}}, dict(values))
-    except Exception:
-        return None
+    the live frame, read without running the user's code; None for anything else."""
+    from autograd_doctor.analysis.live_values import expression_value
+
+    value = expression_value(values.get, node)
     return value if isinstance(value, torch.Tensor) else None
 
 

@@ -13,6 +13,7 @@ from types import FrameType
 
 from autograd_doctor.recording.frames import is_host_file, is_internal_file
 from autograd_doctor.recording.own_frames import is_our_code
+from autograd_doctor.analysis.live_values import expression_value
 from autograd_doctor.diagnosis.model import Location
 from autograd_doctor.diagnosis.source import parse_file, source_line, statement_at, statement_location, walk_covering
 
@@ -113,52 +114,10 @@ def line_location(filename: str, line: int, role: str = "", note: str = "") -> L
 
 
 def value_of(frame, node: ast.expr):
-    """The value of a side-effect-free expression: constants, names, attributes, tuples (nothing is
-    called, so reading it cannot change the user's program)."""
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        return frame.f_locals.get(node.id, frame.f_globals.get(node.id))
-    if isinstance(node, ast.Attribute):
-        owner = value_of(frame, node.value)
-        return getattr(owner, node.attr, None) if owner is not None else None
-    if isinstance(node, (ast.Tuple, ast.List)):
-        return tuple(value_of(frame, element) for element in node.elts)
-    if isinstance(node, ast.Subscript):
-        return _constant_item(value_of(frame, node.value), node.slice)
-    return None
-
-
-def _constant_item(owner, index: ast.expr):
-    """`owner[index]` for a constant index (`layers[0]`, `heads["a"]`, `blocks[-1]`) of a list, tuple
-    or dict, or of torch's nn.Sequential / ModuleList / ModuleDict / ParameterList / ParameterDict
-    whose item lookup is torch's own (a subclass that overrides it is not read: that would run the
-    user's code); None otherwise."""
-    import torch
-
-    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(index.operand, ast.Constant):
-        key = -index.operand.value if isinstance(index.operand.value, int) else None
-    elif isinstance(index, ast.Constant) and isinstance(index.value, (int, str)) \
-            and not isinstance(index.value, bool):
-        key = index.value
-    else:
-        return None
-    if key is None or owner is None:
-        return None
-    containers = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict, torch.nn.ParameterList,
-                  torch.nn.ParameterDict)
-    if type(owner) in (list, tuple, dict):
-        pass
-    elif isinstance(owner, containers):
-        base = next(kind for kind in containers if isinstance(owner, kind))
-        if type(owner).__getitem__ is not base.__getitem__:
-            return None
-    else:
-        return None
-    try:
-        return owner[key]
-    except (IndexError, KeyError, TypeError):
-        return None
+    """The value of a side-effect-free expression in `frame`: constants, names, attributes, tuples,
+    constant subscripts (analysis.live_values: nothing of the user's runs, so reading it cannot
+    change the user's program)."""
+    return expression_value(lambda name: frame.f_locals.get(name, frame.f_globals.get(name)), node)
 
 
 def local_name_of(frame: FrameType, value) -> str | None:

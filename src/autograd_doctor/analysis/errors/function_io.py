@@ -392,15 +392,9 @@ def _distribution_class(node: ast.expr, scope: dict):
     `torch.distributions.Normal`), read from the function's module globals; None otherwise."""
     import torch
 
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name) or node.id not in scope:
-        return None
-    value = scope[node.id]
-    for part in reversed(parts):
-        value = getattr(value, part, None)
+    from autograd_doctor.analysis.live_values import expression_value
+
+    value = expression_value(scope.get, node) if isinstance(node, (ast.Name, ast.Attribute)) else None
     if isinstance(value, type) and issubclass(value, torch.distributions.Distribution):
         return value
     return None
