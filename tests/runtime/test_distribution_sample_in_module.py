@@ -62,3 +62,15 @@ def test_the_help_applied_trains_as_the_answer_does(tmp_path):
 def test_the_answer_runs_without_a_diagnosis(tmp_path):
     outcome = run_program(tmp_path, ANSWER)
     assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_wrapped_distribution_without_rsample_gets_no_rsample_help(tmp_path):
+    # Independent's has_rsample is a property (the wrapped distribution's answer): the class alone
+    # does not say rsample() exists, and here it does not (a Bernoulli has none).
+    source = PREDICTOR.replace(
+        "dist = torch.distributions.Normal(self.net(x), self.log_std.exp())",
+        "dist = torch.distributions.Independent(torch.distributions.Bernoulli(logits=self.net(x)), 1)")
+    outcome = run_program(tmp_path, source)
+    assert isinstance(outcome.error, RuntimeError)
+    assert outcome.diagnosis.code == "AD301"
+    assert not any("rsample" in (suggestion.replacement or "") for suggestion in outcome.diagnosis.help)

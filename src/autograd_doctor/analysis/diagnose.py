@@ -9,6 +9,7 @@ from typing import Protocol
 
 import torch
 
+from autograd_doctor.analysis.live_values import chain_value
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.fixes import (
@@ -463,13 +464,8 @@ def _container_item_rebinding(site, statement) -> Suggestion | None:
 
 def _named_value(frame, node: ast.expr):
     """The value a name or an attribute chain (`self.parts`) holds in the frame; None for anything
-    else (nothing is called or indexed, so reading it cannot change the user's program)."""
-    if isinstance(node, ast.Name):
-        return frame_values(frame).get(node.id)
-    if isinstance(node, ast.Attribute):
-        owner = _named_value(frame, node.value)
-        return getattr(owner, node.attr, None) if owner is not None else None
-    return None
+    else (nothing of the user's runs, so reading it cannot change the user's program)."""
+    return chain_value(frame_values(frame).get, node)
 
 
 def overlap_diagnosis(op: str, target, operand, stack: tuple[Site, ...]) -> Diagnosis | None:

@@ -19,6 +19,7 @@ import types
 
 import torch
 
+from autograd_doctor.analysis.live_values import chain_value
 from autograd_doctor.analysis.source_scope import frame_values, live_frame, user_class_file
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
@@ -65,18 +66,7 @@ def _discarded_calls(function: ast.AST, methods: frozenset) -> list[tuple[ast.Ex
 
 def _read(frame, receiver: ast.expr):
     """The receiver's value in `frame` (a name, then plain attributes), or None."""
-    chain = []
-    node = receiver
-    while isinstance(node, ast.Attribute):
-        chain.append(node.attr)
-        node = node.value
-    values = frame_values(frame)
-    if not isinstance(node, ast.Name) or node.id not in values:
-        return None
-    value = values[node.id]
-    for attribute in reversed(chain):
-        value = getattr(value, attribute, None)
-    return value
+    return chain_value(frame_values(frame).get, receiver)
 
 
 def discarded_result_diagnosis(call) -> Diagnosis | None:

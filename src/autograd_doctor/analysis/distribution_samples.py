@@ -28,9 +28,12 @@ MAX_MODULES = 32
 
 
 def _reparameterisable(name: str) -> bool:
+    """The torch.distributions class `name` always has rsample(): its class says `has_rsample =
+    True`. On Independent or TransformedDistribution `has_rsample` is a property (the answer is the
+    wrapped distribution's), which the class alone cannot decide: not assumed."""
     cls = getattr(torch.distributions, name, None)
     return isinstance(cls, type) and issubclass(cls, torch.distributions.Distribution) \
-        and bool(getattr(cls, "has_rsample", False))
+        and getattr(cls, "has_rsample", False) is True
 
 
 def _class_definition(module: torch.nn.Module) -> tuple[str, ast.ClassDef] | None:

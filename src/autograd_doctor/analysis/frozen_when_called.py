@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
+from autograd_doctor.analysis.live_values import chain_value
 from autograd_doctor.analysis.source_scope import block_holding, loaded_names, stored_names
 from autograd_doctor.diagnosis.model import Location, Suggestion
 from autograd_doctor.diagnosis.source import call_name, parse_file, segment, source_line, statement_location
@@ -64,12 +65,7 @@ def _switch(statement: ast.stmt, module_text: str, filename: str) -> bool | None
 
 def _module_of(node: ast.expr, frame_locals: dict):
     """The live object `node` (a name, or attributes of one) stands for in the frame; None if unknown."""
-    if isinstance(node, ast.Name):
-        return frame_locals.get(node.id)
-    if isinstance(node, ast.Attribute):
-        owner = _module_of(node.value, frame_locals)
-        return getattr(owner, node.attr, None) if owner is not None else None
-    return None
+    return chain_value(frame_locals.get, node)
 
 
 def frozen_when_called(filename: str, made: ast.stmt, frame_locals: dict | None, backward_line: int):

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
+from autograd_doctor.analysis.live_values import chain_value
 from autograd_doctor.analysis.source_scope import Scope, loaded_names
 from autograd_doctor.recording.frames import is_internal_file
 from autograd_doctor.recording import switches
@@ -199,13 +200,8 @@ def _forward_file(module: torch.nn.Module) -> str | None:
 
 
 def _attribute_value(node: ast.AST, frame_locals: dict):
-    """The value of `name` or `name.attr...` from the frame's variables (nothing is called)."""
-    if isinstance(node, ast.Name):
-        return frame_locals.get(node.id)
-    if isinstance(node, ast.Attribute):
-        owner = _attribute_value(node.value, frame_locals)
-        return getattr(owner, node.attr, None) if owner is not None else None
-    return None
+    """The value of `name` or `name.attr...` from the frame's variables (nothing of the user's runs)."""
+    return chain_value(frame_locals.get, node)
 
 
 def _with_statement(filename: str, line: int) -> ast.With | None:

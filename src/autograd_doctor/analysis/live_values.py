@@ -71,6 +71,28 @@ def _class_attribute(owner: type, name: str):
     return _trusted_getattr(owner, name) if plain or _ours_to_trust(defining) else None
 
 
+def chain_value(lookup, node: ast.expr):
+    """The value of a name or an attribute chain (`self.encoder.weight`), names read through
+    `lookup(name)`, attributes without running the user's code; None for anything else."""
+    if isinstance(node, ast.Name):
+        return lookup(node.id)
+    if isinstance(node, ast.Attribute):
+        owner = chain_value(lookup, node.value)
+        return attribute_without_running_code(owner, node.attr) if owner is not None else None
+    return None
+
+
+def dotted_value(lookup, dotted: str):
+    """As chain_value, for a dotted name written as text (`model.encoder`); None if not one."""
+    first, *attributes = dotted.split(".")
+    value = lookup(first) if first.isidentifier() else None
+    for attribute in attributes:
+        if value is None or not attribute.isidentifier():
+            return None
+        value = attribute_without_running_code(value, attribute)
+    return value
+
+
 def expression_value(lookup, node: ast.expr):
     """The value of a side-effect-free expression (constants, names, attributes, tuples, constant
     subscripts of lists, tuples, dicts, torch's module containers and plain tensors), with names

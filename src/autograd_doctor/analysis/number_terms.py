@@ -24,6 +24,7 @@ import types
 
 import torch
 
+from autograd_doctor.analysis.live_values import attribute_without_running_code
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import decision_cuts
 from autograd_doctor.analysis.errors.context import enclosing_function
@@ -676,10 +677,7 @@ def _read(node: ast.AST, values: dict):
         owner = _read(node.value, values)
         if owner is None or isinstance(owner, torch.Tensor):
             return None
-        try:
-            return getattr(owner, node.attr, None)
-        except Exception:
-            return None
+        return attribute_without_running_code(owner, node.attr)
     return None
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from autograd_doctor.analysis.live_values import dotted_value
 from autograd_doctor.analysis.graph_reach import graph_reaches
 from autograd_doctor.analysis.source_scope import (
     MAX_NODES, Scope, frame_values, live_frame, loaded_names, reached_leaves, root_expression, stored_names,
@@ -197,12 +198,7 @@ def _parameter_ids(optimizer) -> set[int]:
 def _held_parameters(receiver: str, values: dict) -> set[int]:
     """Ids of the parameters an optimizer or a module named `receiver` (a name or a dotted
     attribute chain of the live frame) holds; empty when it cannot be resolved."""
-    first, *attributes = receiver.split(".")
-    value = values.get(first)
-    for attribute in attributes:
-        if not attribute.isidentifier():
-            return set()
-        value = getattr(value, attribute, None)
+    value = dotted_value(values.get, receiver)
     if isinstance(value, torch.nn.Module):
         return {id(p) for p in value.parameters()}
     return _parameter_ids(value)

@@ -8,6 +8,7 @@ import ast
 import linecache
 import re
 
+from autograd_doctor.analysis.live_values import dotted_value
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, line_change, statement_change, text_of, user_statement,
@@ -44,10 +45,8 @@ def _applied_function_class(context: ErrorContext):
     user_frame, line = found
     source = linecache.getline(user_frame.f_code.co_filename, line)
     for match in re.finditer(r"\b([A-Za-z_][\w.]*)\.apply\(", source):
-        first, *rest = match.group(1).split(".")
-        value = user_frame.f_locals.get(first, user_frame.f_globals.get(first))
-        for part in rest:
-            value = getattr(value, part, None)
+        value = dotted_value(lambda name: user_frame.f_locals.get(name, user_frame.f_globals.get(name)),
+                             match.group(1))
         if isinstance(value, type) and issubclass(value, torch.autograd.Function):
             return value
     return None

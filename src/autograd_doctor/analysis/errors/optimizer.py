@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import types
 
+from autograd_doctor.analysis.live_values import attribute_without_running_code, chain_value
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of
 from autograd_doctor.analysis.errors.context import (
@@ -318,13 +319,8 @@ def _parameter_names(frame, params) -> list[str]:
 
 
 def _module_chain(frame, node: ast.expr):
-    """The value of a plain `a.b.c` expression in `frame` (nothing is called), else None."""
-    if isinstance(node, ast.Name):
-        return frame.f_locals.get(node.id, frame.f_globals.get(node.id))
-    if isinstance(node, ast.Attribute):
-        owner = _module_chain(frame, node.value)
-        return getattr(owner, node.attr, None) if owner is not None else None
-    return None
+    """The value of a plain `a.b.c` expression in `frame` (nothing of the user's runs), else None."""
+    return chain_value(lambda name: frame.f_locals.get(name, frame.f_globals.get(name)), node)
 
 
 def _group_added_to_whole_model(frame, filename, statement):
@@ -377,7 +373,7 @@ def _submodule_chain(frame, node: ast.expr):
         return None
     if isinstance(node, ast.Attribute):
         owner = _submodule_chain(frame, node.value)
-        return getattr(owner, node.attr, None) if owner is not None else None
+        return attribute_without_running_code(owner, node.attr) if owner is not None else None
     return _module_chain(frame, node)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import os
 
+from autograd_doctor.analysis.live_values import chain_value
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, statement_change, statement_of, text_of, user_statement,
@@ -625,12 +626,7 @@ def _called_name(call: ast.Call) -> str | None:
 
 
 def _value(frame, node: ast.AST):
-    if isinstance(node, ast.Name):
-        return frame.f_locals.get(node.id, frame.f_globals.get(node.id))
-    if isinstance(node, ast.Attribute):
-        owner = _value(frame, node.value)
-        return getattr(owner, node.attr, None) if owner is not None else None
-    return None
+    return chain_value(lambda name: frame.f_locals.get(name, frame.f_globals.get(name)), node)
 
 
 def _transform_caller(context: ErrorContext):
