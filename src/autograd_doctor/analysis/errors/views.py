@@ -183,6 +183,8 @@ _VIEW_METHODS = frozenset({
     "view", "view_as", "reshape", "reshape_as", "permute", "transpose", "swapaxes", "swapdims", "t", "T", "mT",
     "narrow", "select", "unflatten", "flatten", "unfold", "expand", "expand_as", "squeeze", "unsqueeze",
     "diagonal", "movedim", "moveaxis", "as_strided", "real", "imag", "contiguous"})
+# What a view's arguments may read of a tensor: its sizes.
+_SIZE_READS = frozenset({"shape", "ndim", "size", "dim"})
 
 
 def _returns_view_of_argument(function: ast.FunctionDef) -> bool:
@@ -201,11 +203,10 @@ def _returns_view_of_argument(function: ast.FunctionDef) -> bool:
         if isinstance(node, ast.Constant):
             return True
         if isinstance(node, ast.Attribute):
-            return plain(node.value) and (node.attr in _VIEW_METHODS or node.attr in ("shape", "ndim"))
+            return plain(node.value) and (node.attr in _VIEW_METHODS or node.attr in _SIZE_READS)
         if isinstance(node, ast.Call):
-            return (isinstance(node.func, ast.Attribute) and node.func.attr in _VIEW_METHODS
-                    or isinstance(node.func, ast.Attribute) and node.func.attr in ("size", "dim")) and \
-                plain(node.func) and all(plain(a) for a in node.args) and all(plain(k.value) for k in node.keywords)
+            return isinstance(node.func, ast.Attribute) and plain(node.func) and \
+                all(plain(a) for a in node.args) and all(plain(k.value) for k in node.keywords)
         if isinstance(node, ast.Subscript):
             return plain(node.value) and plain(node.slice)
         if isinstance(node, (ast.Tuple, ast.List)):
