@@ -213,3 +213,129 @@ def test_a_helper_that_does_more_than_return_the_view_keeps_the_advice(tmp_path)
     diagnosis = outcome.diagnosis
     assert diagnosis.code == "AD105", [d.code for d in outcome.diagnoses]
     assert all(help.replacement is None for help in diagnosis.help), diagnosis.help
+
+
+# AD237: a custom Function with backward but no jvp, under torch.func.jacfwd or torch.func.hessian
+# (forward mode outside). The help said to write the jvp from backward's derivative, or "if reverse mode
+# is enough" to use jacrev. jacrev computes the same Jacobian from the Function's own backward (the one a
+# jvp written from it gives), so where the call is written as `jacfwd(f, ...)(...)` / `hessian(f, ...)(...)`
+# in the user's statement, the first help is that call in reverse mode: `jacrev(f, ...)` and
+# `jacrev(jacrev(f, ...), ...)`. The Function must be usable by the transforms (setup_context and a vmap
+# rule); for the Hessian its backward must be differentiable (not @once_differentiable, PyTorch ops only).
+CUBE_ROOT_UNDER_JACFWD = """
+    import torch
+
+    class SignedCubeRoot(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return x.sign() * x.abs().pow(1.0 / 3.0)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(output)
+
+        @staticmethod
+        def backward(ctx, grad):
+            (out,) = ctx.saved_tensors
+            return grad / (3 * out.pow(2) + 1e-6)
+    # JVP
+
+    def features(scale, x):
+        return SignedCubeRoot.apply(scale * x).sum() * torch.stack([scale, scale ** 2])
+
+    scale, x = torch.tensor(1.5), torch.tensor([0.8, -2.0, 3.0])
+    jac = torch.func.jacfwd(features, argnums=1)(scale, x)  # CALL
+"""
+
+CUBE_ROOT_WITH_JVP = CUBE_ROOT_UNDER_JACFWD.replace("    # JVP\n", """
+        @staticmethod
+        def jvp(ctx, x_t):
+            (out,) = ctx.saved_tensors
+            return x_t / (3 * out.pow(2) + 1e-6)
+""").replace("            ctx.save_for_backward(output)", "            ctx.save_for_backward(output)\n            ctx.save_for_forward(output)")
+
+BARRIER_UNDER_HESSIAN = """
+    import torch
+    from torch.func import hessian
+
+    class LogBarrier(torch.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x):
+            return -torch.log(x)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            return -grad / x
+    # JVP
+
+    def objective(w, t):
+        return (w - t).pow(2).sum() + LogBarrier.apply(w).sum()
+
+    w, t = torch.tensor([0.5, 1.5]), torch.tensor([1.0, 0.2])
+    h = hessian(objective)(w, t)  # CALL
+"""
+
+BARRIER_WITH_JVP = BARRIER_UNDER_HESSIAN.replace("    # JVP\n", """
+        @staticmethod
+        def jvp(ctx, x_t):
+            (x,) = ctx.saved_tensors
+            return -x_t / x
+""").replace("            ctx.save_for_backward(inputs[0])",
+             "            ctx.save_for_backward(inputs[0])\n            ctx.save_for_forward(inputs[0])")
+
+# Near-twins that keep the advice: a backward that is not differentiable (once_differentiable) under
+# hessian, and forward mode asked for by name (torch.func.jvp), where reverse mode is another quantity.
+BARRIER_ONCE_DIFFERENTIABLE = BARRIER_UNDER_HESSIAN.replace(
+    "        @staticmethod\n        def backward", "        @staticmethod\n        @torch.autograd.function.once_differentiable\n        def backward")
+
+CUBE_ROOT_UNDER_JVP = CUBE_ROOT_UNDER_JACFWD.replace(
+    "jac = torch.func.jacfwd(features, argnums=1)(scale, x)",
+    "jac = torch.func.jvp(lambda v: features(scale, v), (x,), (torch.ones(3),))[1]")
+
+
+def _check_reverse_mode(tmp_path, buggy: str, correct: str, name: str):
+    outcome = run_as_script(tmp_path, buggy)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD237", [d.code for d in outcome.diagnoses]
+    assert diagnosis.help[0].location.line == outcome.line("CALL")
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    reference = run_plain(tmp_path, correct, "correct.py")
+    assert torch.allclose(fixed[name], reference[name], atol=1e-6), (fixed[name], reference[name])
+    return diagnosis
+
+
+def test_jacfwd_through_a_function_without_jvp_becomes_jacrev(tmp_path):
+    diagnosis = _check_reverse_mode(tmp_path, CUBE_ROOT_UNDER_JACFWD, CUBE_ROOT_WITH_JVP, "jac")
+    assert "torch.func.jacrev(features, argnums=1)" in diagnosis.help[0].replacement
+
+
+def test_hessian_through_a_function_without_jvp_becomes_jacrev_of_jacrev(tmp_path):
+    diagnosis = _check_reverse_mode(tmp_path, BARRIER_UNDER_HESSIAN, BARRIER_WITH_JVP, "h")
+    assert "jacrev(torch.func.jacrev(objective" in diagnosis.help[0].replacement
+
+
+def test_the_functions_with_jvp_stay_silent(tmp_path):
+    for correct in (CUBE_ROOT_WITH_JVP, BARRIER_WITH_JVP):
+        outcome = run_as_script(tmp_path, correct)
+        assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_once_differentiable_backward_under_hessian_keeps_the_advice(tmp_path):
+    outcome = run_as_script(tmp_path, BARRIER_ONCE_DIFFERENTIABLE)
+    assert outcome.diagnosis.code == "AD237", [d.code for d in outcome.diagnoses]
+    assert all(help.replacement is None for help in outcome.diagnosis.help), outcome.diagnosis.help
+
+
+def test_forward_mode_asked_by_name_keeps_the_advice(tmp_path):
+    outcome = run_as_script(tmp_path, CUBE_ROOT_UNDER_JVP)
+    assert outcome.diagnosis.code == "AD237", [d.code for d in outcome.diagnoses]
+    assert all(help.replacement is None for help in outcome.diagnosis.help), outcome.diagnosis.help
