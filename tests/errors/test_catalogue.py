@@ -547,6 +547,14 @@ def check_dense_gradient_with_noise(ns):
     assert torch.allclose(ns["embedding"].weight.detach(), weight, atol=1e-6)
 
 
+def check_view_made_with_gradients(ns):
+    # h = 2x, its first two elements then multiplied by x in place, recorded: 4x there, 2 elsewhere.
+    x = ns["x"].detach()
+    expected = torch.full_like(x, 2.0)
+    expected[:2] = 4 * x[:2]
+    assert torch.allclose(ns["x"].grad, expected)
+
+
 # program -> (code, index of the help that is a concrete change, check of the changed program)
 CASES = {
     "backward_non_scalar": ("AD112", 0, check_backward_non_scalar),
@@ -581,7 +589,7 @@ CASES = {
     "inference_saved_decorator": ("AD109", 0, check_inference_saved),
     "inference_inplace_outside": ("AD110", 0, check_inference_written),
     "inference_requires_grad": ("AD111", 0, check_inference_requires_grad),
-    "view_nograd_inplace": ("AD105", None, None),
+    "view_nograd_inplace": ("AD105", 0, check_view_made_with_gradients),  # the view of h, a graph tensor
     "view_inference_inplace": ("AD105", None, None),
     "view_nograd_base_modified": ("AD106", None, None),
     "custom_function_view_inplace": ("AD107", 0, check_custom_view),

@@ -29,10 +29,12 @@ NOT_YET = {
     # AD101 names the line that builds the module with inplace=True (its help changes it there);
     # the variant marks the line that applies the module.
     "saved_sigmoid_through_inplace_module": (False, "right"),
-    # Set 3. A view made under no_grad and written (or its base written) with gradients on: two
-    # meanings are possible (the write tracked or not), so the help says both and changes nothing.
-    "cls_row_taken_under_no_grad_then_scaled": (False, "advice"),
-    "patches_viewed_in_no_grad_helper": (False, "advice"),
+    # Set 3. A view of a tensor of the graph made under no_grad, then written: since stop 44 the first
+    # help makes the view with gradients on (right); the variants mark the view (or the decorator), the
+    # doctor names the write.
+    "cls_row_taken_under_no_grad_then_scaled": (False, "right"),
+    "patches_viewed_in_no_grad_helper": (False, "right"),
+    # A view made under no_grad whose base is written: two meanings, advice.
     "baseline_row_under_no_grad_then_masked": (False, "advice"),
     # Python's random is not replayed by checkpoint: the draw must move out of the checkpointed
     # function, a change of two places.
@@ -107,9 +109,9 @@ NOT_YET = {
     # Per-example gradients stacked into .grad: their sum or their mean (DP-SGD uses both), the
     # user's choice.
     "per_example_gradients_stacked_into_grad": (True, "advice"),
-    # Set 10. As in set 3: a view made under no_grad and written with gradients on (or its base
-    # written), two meanings; the help says both and changes nothing.
-    "covariance_diagonal_viewed_under_no_grad_then_jittered": (False, "advice"),
+    # Set 10. As set 3's cls_row: the view of a tensor of the graph made with gradients on (right).
+    "covariance_diagonal_viewed_under_no_grad_then_jittered": (False, "right"),
+    # A view made under no_grad whose base is written: two meanings, advice.
     "flat_view_from_no_grad_logger_then_base_scaled": (False, "advice"),
     # AD110 names the in-place write (the catalogue's convention: update_parameters of the averaged
     # model) and changes the marked @torch.inference_mode() to @torch.no_grad().
@@ -140,11 +142,11 @@ NOT_YET = {
     # A callback switches the model to eval() between the forward and backward() of a checkpointed
     # block with dropout: where the callback should run is the user's choice.
     "validation_callback_between_forward_and_backward_under_checkpoint": (False, "advice"),
-    # As in set 3: a view made with gradients off and written with gradients on, two meanings.
-    "view_taken_under_set_grad_enabled_false_then_scaled": (False, "advice"),
-    # Set 12. As in set 3: a view made with gradients off and written (or its base written) with
-    # gradients on, two meanings; the help says both and changes nothing.
-    "channels_last_view_from_no_grad_helper_then_bias_added": (True, "advice"),
+    # As set 3's cls_row: the view of a tensor of the graph made with gradients on (right).
+    "view_taken_under_set_grad_enabled_false_then_scaled": (False, "right"),
+    # Set 12. A view made with gradients off whose base is written with gradients on: two meanings; the
+    # help says both and changes nothing (channels_last_view_from_no_grad_helper_then_bias_added is right
+    # since stop 44: the helper that only returns the view loses its @torch.no_grad()).
     "transposed_features_logged_under_no_grad_then_base_clamped": (False, "advice"),
     # The schedule changes what the checkpointed function computes between the forward and backward():
     # where the schedule should step is the user's choice (as for set 11's validation callback).
@@ -190,8 +192,8 @@ NOT_YET = {
     "per_token_losses_given_to_grad_and_value": (True, "advice"),
     # Which entry of the returned dict is the output to differentiate is the user's (the dict is kept as aux).
     "loss_and_metrics_returned_as_dict_to_grad_with_aux": (True, "advice"),
-    # As for set 13's smooth step: the Function's jvp is its author's.
-    "straight_through_rounding_function_under_jacfwd": (True, "advice"),
+    # (straight_through_rounding_function_under_jacfwd is right since stop 44: jacfwd becomes jacrev,
+    # which calls the Function's own backward.)
     # Set 15. AD239 names the jvp call and casts the tangent there (the catalogue's convention); the
     # variant marks the F.one_hot that builds it (both right).
     "jvp_along_one_hot_direction": (False, "right"),
@@ -232,8 +234,8 @@ NOT_YET = {
     # AD234: a function that returns one value under has_aux=True gets advice (return a pair, or drop
     # has_aux=True: which one the caller means is its own); the variant marks the has_aux flag.
     "grad_with_aux_flag_kept_after_metrics_removed": (False, "advice"),
-    # AD237: the Function's jvp is its author's (as in the catalogue).
-    "hessian_of_energy_through_function_without_jvp": (True, "advice"),
+    # (hessian_of_energy_through_function_without_jvp is right since stop 44: hessian becomes
+    # jacrev(jacrev(...)), through the Function's own backward.)
     # Set 19 (causes in docs/errors.md, set 19). AD239 casts the tangent at the jvp call (right); the
     # variant marks the library helper's .int() that makes it.
     "hutchinson_divergence_with_int_rademacher_from_lib": (False, "right"),

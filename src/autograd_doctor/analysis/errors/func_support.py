@@ -14,11 +14,11 @@ import ast
 import re
 
 from autograd_doctor.analysis.errors import transforms
-from autograd_doctor.analysis.errors.build import diagnosis, statement_change, text_of, user_statement
+from autograd_doctor.analysis.errors.build import diagnosis, statement_change, statement_of, text_of, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_function
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Location, Suggestion
-from autograd_doctor.diagnosis.source import display_path, parse_file, source_line, statement_location
+from autograd_doctor.diagnosis.source import display_path, parse_file, replace_node_text, source_line, statement_location
 
 
 def _function_class(context: ErrorContext):
@@ -273,7 +273,95 @@ def function_without_jvp(context: ErrorContext, already):
         return diagnosis(codes.FUNCTION_WITHOUT_JVP, location, notes=notes, help=helps)
     filename, class_node = found
     location = _line_location(filename, class_node.lineno, f"{name} has no jvp staticmethod")
+    reverse = _transform_call_in_reverse_mode(context, cls, filename, class_node)
+    if reverse is not None:
+        helps.insert(0, reverse)
     return diagnosis(codes.FUNCTION_WITHOUT_JVP, location, notes=notes, help=helps)
+
+
+# Forward-mode transforms whose value reverse mode computes too: the Jacobian (jacfwd) and the Hessian
+# (hessian, which is jacfwd(jacrev)). jvp, linearize and dual tensors ask for forward mode by name.
+_REVERSE_FORMS = {"jacfwd": 1, "hessian": 2}
+
+
+def _transform_call_in_reverse_mode(context: ErrorContext, cls, filename: str, class_node: ast.ClassDef):
+    """`jacrev(f, ...)` for `jacfwd(f, ...)` and `jacrev(jacrev(f, ...), ...)` for `hessian(f, ...)` in the
+    user's statement that called the outermost torch.func transform: the same Jacobian, computed from the
+    Function's own backward (the one a jvp written from backward gives). Only where the Function can run
+    under the transforms (setup_context, and a vmap rule: jacrev maps its vjp with vmap) and, for the
+    Hessian, its backward can be differentiated again (not @once_differentiable, PyTorch operations only);
+    the call written `name(f[, argnums])` with torch or jacrev reachable by name. None otherwise."""
+    import torch
+
+    if "setup_context" not in cls.__dict__ or "backward" not in cls.__dict__:
+        return None
+    if not (getattr(cls, "generate_vmap_rule", False) or "vmap" in cls.__dict__):
+        return None
+    caller = None
+    for frame, line in context.frames:  # outermost first: the user's frame that entered torch.func
+        if transforms.is_functorch_frame(frame):
+            break
+        caller = (frame, line)
+    if caller is None:
+        return None
+    frame, line = caller
+    from autograd_doctor.recording.frames import in_installed_package, is_internal_file
+
+    caller_file = frame.f_code.co_filename
+    if is_internal_file(caller_file) or in_installed_package(caller_file):
+        return None
+    statement, _ = statement_of(caller_file, line)
+    if statement is None:
+        return None
+    named = [(call, (text_of(caller_file, call.func) or "").split(".")[-1]) for call in ast.walk(statement)
+             if isinstance(call, ast.Call)]
+    if any(word in ("jvp", "linearize", "make_dual") for _, word in named):
+        return None
+    chosen = [(call, word) for call, word in named if word in _REVERSE_FORMS]
+    if len(chosen) != 1:
+        return None
+    call, word = chosen[0]
+    if not 1 <= len(call.args) <= 2 or any(isinstance(a, ast.Starred) for a in call.args) \
+            or any(k.arg != "argnums" for k in call.keywords):
+        return None
+    if word == "hessian":
+        backward = _method(class_node, "backward")
+        if backward is None or _LEAVES_TORCH.search(text_of(filename, backward) or "") or any(
+                "once_differentiable" in (text_of(filename, d) or "") for d in backward.decorator_list):
+            return None
+    spelled = text_of(caller_file, call.func) or ""
+    names = frame.f_globals
+    if spelled.endswith("." + word) and \
+            getattr(_value_of_dotted(names, spelled.rsplit(".", 1)[0]), "jacrev", None) is torch.func.jacrev:
+        jacrev = spelled.rsplit(".", 1)[0] + ".jacrev"
+    elif names.get("torch") is torch:
+        jacrev = "torch.func.jacrev"
+    elif names.get("jacrev") is torch.func.jacrev:
+        jacrev = "jacrev"
+    else:
+        return None
+    arguments = ", ".join(text_of(caller_file, node) or "" for node in [*call.args, *call.keywords])
+    argnums = ", ".join(text_of(caller_file, node) or "" for node in [*call.args[1:], *call.keywords])
+    rewritten = f"{jacrev}({arguments})"
+    if word == "hessian":
+        rewritten = f"{jacrev}({rewritten}{', ' + argnums if argnums else ''})"
+    replacement = replace_node_text(caller_file, statement, call, rewritten)
+    if replacement is None:
+        return None
+    what = "the Jacobian" if word == "jacfwd" else "the Hessian (jacrev of jacrev)"
+    return Suggestion(
+        f"compute {what} in reverse mode, which calls {cls.__name__}'s backward: `{rewritten}` gives the same values "
+        f"as {word} with a jvp written from that backward, and needs none",
+        replacement=replacement, location=statement_location(caller_file, statement))
+
+
+def _value_of_dotted(names: dict, dotted: str):
+    """The object a dotted name (`torch.func`) refers to in a module's globals, else None."""
+    parts = dotted.split(".")
+    value = names.get(parts[0])
+    for part in parts[1:]:
+        value = getattr(value, part, None)
+    return value
 
 
 # ---- AD233: checkpoint under torch.func.grad -------------------------------------------------

@@ -61,6 +61,9 @@ def view_made_in_mode_written(context: ErrorContext, already):
         helps = [Suggestion(
             f"decide whether the write should be recorded: if yes, remove @torch.{kind}() from "
             f"{decorated.function}(), which only makes the view; if not, do the write inside a {kind} block too")]
+        recorded = _decorator_of_view_helper_removed(frame, name, decorated, kind)
+        if recorded is not None:
+            helps.insert(0, recorded)
         return diagnosis(codes.VIEW_MODE_INPLACE, write, [view, block], [
             f"{name} is a view made inside {decorated.function}(), which runs with gradients off; the write "
             "happens with them on: PyTorch cannot tell whether the write should be part of the graph"], helps)
@@ -72,6 +75,8 @@ def view_made_in_mode_written(context: ErrorContext, already):
     notes = ["the view was made while gradients were off, the write happens while they are on: PyTorch "
              "cannot tell whether the write should be part of the graph"]
     move = _write_into_leaf_moved_into_block(frame, filename, line, name, made, kind) if made is not None else None
+    if move is None and made is not None:
+        move = _view_of_graph_tensor_made_before_block(frame, filename, name, made, kind)
     if move is not None:
         helps.insert(0, move)
     return diagnosis(codes.VIEW_MODE_INPLACE, write, [view, block], notes, helps)
@@ -107,6 +112,139 @@ def _write_into_leaf_moved_into_block(frame, filename: str, line: int, name: str
         f"do the write inside the {kind} block, with the view: {name}'s base is a leaf that requires grad (a "
         "parameter), which cannot be written in place with grad mode on, so the write is not meant to be "
         "recorded", replacement=body_indent + text, location=statement_location(filename, statement))
+
+
+def _base_in_graph(frame, name: str | None):
+    """The base of the view `name` holds in `frame` when that base is a tensor of the graph (computed
+    with gradients: it requires grad and is not a leaf); else None. Whichever way the user decides,
+    the view's write goes into that base's memory and later readers of the base see it; only a
+    recorded write keeps the gradient consistent with those values. A leaf base (a parameter) or a
+    base without gradient leaves the question open: there the write reaching the base is in doubt."""
+    import torch
+
+    tensor = frame.f_locals.get(name) if name else None
+    base = getattr(tensor, "_base", None) if isinstance(tensor, torch.Tensor) else None
+    if isinstance(base, torch.Tensor) and base.requires_grad and base.grad_fn is not None:
+        return base
+    return None
+
+
+def _view_of_graph_tensor_made_before_block(frame, filename: str, name: str | None, made: ast.stmt, kind: str):
+    """The view's statement moved above the `with` block that made it with gradients off, when the
+    view's base is a tensor of the graph (`_base_in_graph`). A view reads its base's memory, so where
+    it is made changes no value, only whether autograd records it. Only for a statement of the block's
+    own body, on lines of its own, that reads no name the block assigned before it and whose names no
+    earlier statement of the block reads; the replacement is the whole `with` statement (the block
+    dropped when the view was its only statement). None otherwise."""
+    from autograd_doctor.diagnosis.source import source_line
+    from autograd_doctor.recording.frames import in_installed_package
+
+    if in_installed_package(filename) or _base_in_graph(frame, name) is None:
+        return None
+    block = with_block_around(filename, made.lineno, MODE_CONTEXTS[kind])
+    if block is None or not any(statement is made for statement in block.body):
+        return None
+    if block.body[0].lineno == block.lineno:
+        return None
+    body = block.body
+    index = next(i for i, statement in enumerate(body) if statement is made)
+    if (index > 0 and body[index - 1].end_lineno >= made.lineno) or \
+            (index + 1 < len(body) and body[index + 1].lineno <= made.end_lineno):
+        return None
+    targets = {node.id for node in ast.walk(made) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    reads = {node.id for node in ast.walk(made) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    for earlier in body[:index]:
+        names = {node.id: node.ctx for node in ast.walk(earlier) if isinstance(node, ast.Name)}
+        if any(isinstance(names.get(n), ast.Store) for n in reads) or targets & set(names):
+            return None
+    lines = [source_line(filename, n) for n in range(block.lineno, block.end_lineno + 1)]
+    outer = block.col_offset
+    if any(text.strip() and len(text) - len(text.lstrip()) < outer for text in lines):
+        return None
+    relative = [text[outer:] for text in lines]
+    first, last = made.lineno - block.lineno, made.end_lineno - block.lineno
+    shift = made.col_offset - outer
+    view_lines = [text[shift:] if text[:shift].strip() == "" else text.lstrip() for text in relative[first:last + 1]]
+    rest = relative[:first] + relative[last + 1:]
+    replacement = view_lines + (rest if len(body) > 1 else [])
+    while replacement and not replacement[-1].strip():
+        replacement.pop()
+    view_text = (text_of(filename, made) or "").strip()
+    described = _base_name(frame, name) or "its base"
+    where = "above the" if len(body) > 1 else "out of the"
+    return Suggestion(
+        f"make the view with gradients on: move `{view_text}` {where} {kind} block; {described} is computed "
+        "with gradients, and the write goes into its memory whichever way the view is made, so only a recorded "
+        "write keeps its gradient right (a view reads its base's memory: moving it changes no value)",
+        replacement="\n".join(replacement), location=statement_location(filename, block))
+
+
+_VIEW_METHODS = frozenset({
+    "view", "view_as", "reshape", "reshape_as", "permute", "transpose", "swapaxes", "swapdims", "t", "T", "mT",
+    "narrow", "select", "unflatten", "flatten", "unfold", "expand", "expand_as", "squeeze", "unsqueeze",
+    "diagonal", "movedim", "moveaxis", "as_strided", "real", "imag", "contiguous"})
+# What a view's arguments may read of a tensor: its sizes.
+_SIZE_READS = frozenset({"shape", "ndim", "size", "dim"})
+
+
+def _returns_view_of_argument(function: ast.FunctionDef) -> bool:
+    """Whether the function's whole body (a docstring aside) is `return <arg>.<view op>(...)...`,
+    built only from its arguments, constants and view methods or indexing."""
+    body = list(function.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return False
+    arguments = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
+
+    def plain(node: ast.AST) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in arguments
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Attribute):
+            return plain(node.value) and (node.attr in _VIEW_METHODS or node.attr in _SIZE_READS)
+        if isinstance(node, ast.Call):
+            return isinstance(node.func, ast.Attribute) and plain(node.func) and \
+                all(plain(a) for a in node.args) and all(plain(k.value) for k in node.keywords)
+        if isinstance(node, ast.Subscript):
+            return plain(node.value) and plain(node.slice)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return all(plain(e) for e in node.elts)
+        if isinstance(node, ast.Slice):
+            return all(part is None or plain(part) for part in (node.lower, node.upper, node.step))
+        if isinstance(node, ast.UnaryOp):
+            return plain(node.operand)
+        if isinstance(node, ast.BinOp):
+            return plain(node.left) and plain(node.right)
+        return False
+
+    root = body[0].value
+    return plain(root) and any(isinstance(n, ast.Name) and n.id in arguments for n in ast.walk(root))
+
+
+def _decorator_of_view_helper_removed(frame, name: str | None, decorated, kind: str):
+    """@torch.<kind>() removed from a helper whose whole body returns a view of its argument, when the
+    view written is of a tensor of the graph (`_base_in_graph`): the helper's values stay the same, its
+    view is recorded. None otherwise (a helper that also computes or writes something keeps the advice)."""
+    from autograd_doctor.diagnosis.source import parse_file
+    from autograd_doctor.analysis.errors.grad_api import _decorator_deletion
+
+    if _base_in_graph(frame, name) is None:
+        return None
+    tree = parse_file(decorated.filename)
+    if tree is None:
+        return None
+    function = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and node.name == decorated.function
+                     and any(d.lineno == decorated.line for d in node.decorator_list)), None)
+    if function is None or not _returns_view_of_argument(function):
+        return None
+    return _decorator_deletion(
+        decorated.filename, decorated.line,
+        f"make the view with gradients on: remove @torch.{kind}() from {decorated.function}(), whose whole body "
+        f"returns a view of its argument (the same values, now recorded); the view written is of a tensor computed "
+        "with gradients, whose memory the write changes either way, so only a recorded write keeps its gradient right")
 
 
 def _decorated_function_called(filename: str, made: ast.stmt, kind: str):
