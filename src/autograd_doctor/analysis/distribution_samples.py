@@ -17,6 +17,7 @@ methods of that module and of its submodules of the user's own classes are read 
 from __future__ import annotations
 
 import ast
+import inspect
 
 import torch
 
@@ -107,3 +108,57 @@ def sample_in_called_module(statement: ast.stmt, frame_locals: dict | None) -> t
             sample_statement, call = calls[0]
             return filename, sample_statement, call, module_class
     return None
+
+
+def distribution_carries_grad(value) -> bool | None:
+    """Whether a live distribution's parameters (its tensor attributes: `loc`, `scale`, `logits`,
+    a base distribution's) require grad; None for anything that is not a distribution."""
+    if not isinstance(value, torch.distributions.Distribution):
+        return None
+    try:
+        attributes = list(vars(value).values())
+    except TypeError:
+        return None
+    found = False
+    for attribute in attributes[:64]:
+        if isinstance(attribute, torch.Tensor):
+            found = found or attribute.requires_grad
+        elif isinstance(attribute, torch.distributions.Distribution):
+            found = found or bool(distribution_carries_grad(attribute))
+    return found
+
+
+def _constructed_reparameterisable(call: ast.Call) -> bool:
+    """`torch.distributions.Normal(mu, sigma)` (or `Normal(...)`, `D.Normal(...)`): a constructor of a
+    distribution class whose `has_rsample` is plainly True (not a property that depends on a base
+    distribution, as Independent's and TransformedDistribution's do)."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    cls = getattr(torch.distributions, name, None) if name else None
+    if not (isinstance(cls, type) and issubclass(cls, torch.distributions.Distribution)):
+        return False
+    try:
+        flag = inspect.getattr_static(cls, "has_rsample")
+    except AttributeError:
+        return False
+    return flag is True
+
+
+def sample_calls_cutting(value: ast.AST, frame_locals: dict | None) -> list[ast.Call]:
+    """`d.sample(...)` calls in `value` whose distribution is known at run time to carry gradients
+    and to have `rsample()`: `d` a live distribution of the frame whose parameters require grad and
+    whose `has_rsample` is true, or `Normal(mu, sigma).sample(...)` built in place (its arguments are
+    judged by the caller, which found them carrying gradients). The statement's result carries none:
+    the draw is the cut, and `rsample()` the same draw with gradients."""
+    found = []
+    for node in ast.walk(value):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sample"):
+            continue
+        receiver = node.func.value
+        if isinstance(receiver, ast.Name) and frame_locals is not None:
+            live = frame_locals.get(receiver.id)
+            if distribution_carries_grad(live) and getattr(live, "has_rsample", False) is True:
+                found.append(node)
+        elif isinstance(receiver, ast.Call) and _constructed_reparameterisable(receiver):
+            found.append(node)
+    return found

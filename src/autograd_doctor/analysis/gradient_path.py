@@ -52,7 +52,9 @@ from autograd_doctor.analysis.grad_off_context_managers import (
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
 from autograd_doctor.analysis.module_backward_methods import never_called_diagnoses
 from autograd_doctor.analysis.data_writes import data_attributes, data_write_in_called_module
-from autograd_doctor.analysis.distribution_samples import sample_in_called_module
+from autograd_doctor.analysis.distribution_samples import (
+    distribution_carries_grad, sample_calls_cutting, sample_in_called_module,
+)
 from autograd_doctor.analysis.nested_cuts import find_nested_cut
 from autograd_doctor.analysis.gradient_read_inputs import gradient_read_input
 from autograd_doctor.analysis.frozen_when_called import frozen_when_called, frozen_when_called_parts
@@ -262,6 +264,8 @@ def _carries_grad(value) -> bool | None:
             return any(p.requires_grad for p in value.parameters())
         except Exception:
             return None
+    if isinstance(value, torch.distributions.Distribution):
+        return distribution_carries_grad(value)
     if isinstance(value, (list, tuple)) and value and len(value) < 1000:
         flags = [_carries_grad(v) for v in value]
         return any(f for f in flags)
@@ -350,6 +354,13 @@ def find_cut(filename: str, use_line: int, names: list[str], frame_locals: dict 
                 marks and not isinstance(result, (torch.Tensor, torch.nn.Module)) and not _carries_grad(result))
             if carriers and current and lost:
                 if not marks:
+                    # `y = normal.sample()` of a distribution whose parameters require grad: the draw
+                    # runs under no_grad, so it is the cut (rsample() draws with gradients).
+                    sampled = sample_calls_cutting(value, frame_locals)
+                    if sampled:
+                        return Cut(statement, CutMark("sample", sampled[0], segment(filename, sampled[0])),
+                                   filename, name, f"{', '.join(carriers)} carries gradients; {name} does not",
+                                   _non_tensor_names(value, frame_locals))
                     # `logits = sliding_window(scans, model)`: the call's own line cuts nothing; the
                     # cut may be inside the user's function, on what it computes from a carrier.
                     inside = _cut_inside_call(value, frame_locals, carriers) or \
