@@ -98,3 +98,74 @@ def test_torch_released_sum_is_a_number_and_kept_sum_holds_the_graph():
     assert isinstance(kept, torch.Tensor) and kept.grad_fn is not None
     kept = _run(OTHER_DICT, "an_other")
     assert isinstance(kept, torch.Tensor) and kept.grad_fn is not None
+
+
+# --- ADL032: a documented blend of the semi-gradient and the residual gradient ---------
+# ILSwiss (https://github.com/Ericonaldo/ILSwiss, `rlkit/torch/algorithms/ddpg/ddpg.py`):
+# `residual_gradient_weight` c mixes `(1-c) * normal td gradient + c * residual gradient`;
+# the same prediction is set against a detached target too.  Re-written here as a
+# state-value critic with an explicit mix, not DDPG's code.
+
+CRITIC = '''
+import torch
+import torch.nn.functional as F
+
+
+class Critic:
+    def __init__(self, value_net, gamma=0.9, mix=0.3):
+        self.value_net, self.gamma, self.mix = value_net, gamma, mix
+        self.optimizer = torch.optim.SGD(self.value_net.parameters(), lr=0.1)
+
+    def update(self, states, rewards, next_states):
+        prediction = self.value_net(states)
+BODY
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+'''
+
+BLEND = CRITIC.replace("BODY", '''        semi_target = rewards + self.gamma * self.value_net(next_states)
+        semi_target = semi_target.detach()
+        residual_target = rewards + self.gamma * self.value_net(next_states)
+        semi_loss = F.mse_loss(prediction, semi_target)
+        residual_loss = F.mse_loss(prediction, residual_target)
+        loss = (1 - self.mix) * semi_loss + self.mix * residual_loss''')
+FORGOT = CRITIC.replace("BODY", '''        target = rewards + self.gamma * self.value_net(next_states)
+        loss = F.mse_loss(prediction, target)''')
+
+
+def test_residual_blend_is_silent_and_a_forgotten_detach_is_found():
+    assert [c for c in _found(BLEND) if c[0] == "ADL032"] == []
+    line = _line(FORGOT, "loss = F.mse_loss(prediction, target)")
+    assert ("ADL032", line) in _found(FORGOT)
+
+
+def _grad(source, name):
+    torch.manual_seed(1)
+    net = nn.Linear(2, 1)
+    critic = _load(source, name)["Critic"](net)
+    states, next_states, rewards = torch.randn(5, 2), torch.randn(5, 2), torch.randn(5, 1)
+    before = net.weight.detach().clone()
+    critic.update(states, rewards, next_states)
+    return (before - net.weight.detach()) / 0.1, before, states, rewards, next_states
+
+
+def _hand_grad(weight, bias, states, rewards, next_states, full: bool):
+    w = weight.clone().requires_grad_(True)
+    pred = states @ w.t() + bias
+    nxt = next_states @ w.t() + bias
+    target = rewards + 0.9 * (nxt if full else nxt.detach())
+    ((pred - target) ** 2).mean().backward()
+    return w.grad
+
+
+def test_torch_blend_is_the_documented_mix_and_forgot_is_not_the_td_update():
+    grad, before, s, r, n = _grad(BLEND, "an_blend")
+    torch.manual_seed(1)
+    bias = nn.Linear(2, 1).bias.detach()
+    semi = _hand_grad(before, bias, s, r, n, full=False)
+    full = _hand_grad(before, bias, s, r, n, full=True)
+    assert torch.allclose(grad, 0.7 * semi + 0.3 * full, atol=1e-5)
+    grad, before, s, r, n = _grad(FORGOT, "an_forgot")
+    assert torch.allclose(grad, _hand_grad(before, bias, s, r, n, full=True), atol=1e-5)
+    assert not torch.allclose(grad, _hand_grad(before, bias, s, r, n, full=False), atol=1e-4)
