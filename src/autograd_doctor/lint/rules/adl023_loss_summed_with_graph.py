@@ -76,7 +76,9 @@ in the same loop body (`loss = bpr_loss + reg * reg_loss`, then `total_bpr
 own (the linter knows it carries one, or it is a tensor computed from a
 model's output, `recon = F.mse_loss(model(x), x)`).  Silent when the sum takes
 `loss.item()`, `float(loss)` or `loss.detach()`, when the loss name is
-re-bound between the backward and the sum, when the sum is made under
+re-bound between the backward and the sum (or, for an entry of a dictionary,
+the entry replaced by a number there: `losses[k] = v.item()` on every
+iteration of a loop over the dictionary's own keys or items), when the sum is made under
 `torch.no_grad()`, when the sum starts again inside the loop (or, for a loop
 that only picks the networks it calls, `for i in range(n): ... cohort[i](x)`,
 before it in the body of the loop around it: a sum over one batch's
@@ -1202,7 +1204,65 @@ def _kept_across(total, base, summed, stmt, path, backward, bindings) -> bool:
         # backward's own statement binds the name again, so what is kept is its result (the
         # gradient), not the value it differentiated (set AE's physicsnemo derivative chain)
         return False
+    if summed != root and _entries_released(loop, root, summed, low, high):
+        return False  # the dictionary's entries are numbers by the time of the sum (set AN's DBNet)
     return not any(name == root and low < line < high for name, line, node, p in inside)
+
+
+def _released_value(value, key_text: str | None, item: str | None) -> bool:
+    """``value`` is a number or a detached copy of an entry: `v.item()`, `float(v)`,
+    `d[k].detach()` (``item`` the loop's value name, ``key_text`` the entry's text)."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr in _RELEASING_CALLS and not value.args:
+        target = func.value
+    elif isinstance(func, ast.Name) and func.id in ("float", "int") and len(value.args) == 1:
+        target = value.args[0]
+    else:
+        return False
+    text = ast.unparse(target)
+    return text == key_text or (item is not None and text == item)
+
+
+def _entries_released(loop, root: str, summed: str, low: int, high: int) -> bool:
+    """Between the backward (line ``low``) and the sum (line ``high``), on the body of
+    ``loop`` itself (no `if` around it), the dictionary ``root`` has its entry
+    ``summed`` replaced by a number: `root[k] = root[k].item()`, or every entry, by a
+    loop over its own keys or items (`for key, value in root.items(): root[key] =
+    value.item()`; DBNet's trainer, set AN)."""
+    for stmt in loop.body:
+        if not low < stmt.lineno < high:
+            continue
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+                and ast.unparse(stmt.targets[0]) == summed and _released_value(stmt.value, summed, None):
+            return True
+        if not isinstance(stmt, ast.For) or stmt.orelse:
+            continue
+        it, target = stmt.iter, stmt.target
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "enumerate" \
+                and len(it.args) == 1 and isinstance(target, ast.Tuple) and len(target.elts) == 2:
+            it, target = it.args[0], target.elts[1]
+        key = item = None
+        if isinstance(it, ast.Name) and it.id == root and isinstance(target, ast.Name):
+            key = target.id
+        elif isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args \
+                and isinstance(it.func.value, ast.Name) and it.func.value.id == root:
+            if it.func.attr == "keys" and isinstance(target, ast.Name):
+                key = target.id
+            elif it.func.attr == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2 \
+                    and all(isinstance(e, ast.Name) for e in target.elts):
+                key, item = target.elts[0].id, target.elts[1].id
+        if key is None:
+            continue
+        entry = f"{root}[{key}]"
+        for inner in stmt.body:  # on every iteration: not under an `if` nor after a `continue`
+            if isinstance(inner, (ast.Continue, ast.Break, ast.Return)):
+                break
+            if isinstance(inner, ast.Assign) and len(inner.targets) == 1 \
+                    and ast.unparse(inner.targets[0]) == entry and _released_value(inner.value, entry, item):
+                return True
+    return False
 
 
 

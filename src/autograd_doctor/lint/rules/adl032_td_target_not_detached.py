@@ -56,8 +56,11 @@ d_opt.step()""",
     known_problems="""Only a target written as an addition whose text names `gamma` or `discount`
 is recognised, in the function that runs the backward pass or in a helper
 method of the same class whose result it backpropagates (a helper of another
-class or module is not read); a residual-gradient method that wants the full gradient on purpose,
-is not distinguished (the second would be reported).  The optimizer must be
+class or module is not read); a residual-gradient method that wants the full gradient on purpose
+is told apart only when the function also sets the same prediction against a
+target without the stepped networks' graph (a blend of the two updates,
+`(1 - c) * mse(q_pred, q_target.detach()) + c * mse(q_pred, residual_target)`):
+a pure residual-gradient update is reported.  The optimizer must be
 bound in the file to the modules it steps.""",
 )
 
@@ -278,6 +281,8 @@ def _check_function(checker, cls, func, given=None) -> bool:
         use = _first_undetached_use(checker, statements, index, name, defaults, flags)
         if use is None or use.lineno > backward_at:
             continue
+        if _blended_with_semi_gradient(checker, statements, assigns, owners, use, name):
+            continue
         if given is not None:
             if not _reaches_return(func, statements, use, name, positions, arity):
                 continue
@@ -285,6 +290,45 @@ def _check_function(checker, cls, func, given=None) -> bool:
         else:
             _report(checker, use, name, statements[index][0])
         return True
+    return False
+
+
+_COMPOUND = (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith)
+
+
+def _compared_pairs(stmt):
+    """The pairs of names a statement sets against each other: `a - b`, `f(a, b)`."""
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) \
+                and isinstance(node.left, ast.Name) and isinstance(node.right, ast.Name):
+            yield node.left.id, node.right.id
+        elif isinstance(node, ast.Call) and len(node.args) >= 2:
+            names = [a.id for a in node.args[:2] if isinstance(a, ast.Name)]
+            if len(names) == 2:
+                yield names[0], names[1]
+
+
+def _blended_with_semi_gradient(checker, statements, assigns, owners, use, name: str) -> bool:
+    """The prediction that ``use`` sets against the undetached target ``name`` is also
+    set, in another statement of the function, against a TD target that carries no
+    graph of the stepped networks: a blend of the semi-gradient and the residual
+    gradient, the full gradient asked for on purpose (rlkit's DDPG
+    `residual_gradient_weight`, set AN's ILSwiss)."""
+    predictions = {other for pair in _compared_pairs(use) if name in pair
+                   for other in pair if other != name}
+    if not predictions:
+        return False
+    for index, (stmt, off, cond) in enumerate(statements):
+        if stmt is use or isinstance(stmt, _COMPOUND):
+            continue
+        for a, b in _compared_pairs(stmt):
+            for prediction, target in ((a, b), (b, a)):
+                if prediction not in predictions or target in (name, prediction):
+                    continue
+                if not any(n == target and _is_td_target(checker, v) for _, n, v, _, _ in assigns):
+                    continue
+                if off or not _carries(checker, ast.Name(id=target, ctx=ast.Load()), index, assigns, owners, 0):
+                    return True
     return False
 
 
