@@ -63,7 +63,7 @@ class MolEncoder(nn.Module):
     def forward(self, graph_tensors):
         tensors = self.embed_graph(graph_tensors)
         hatom, _ = self.mpn(*tensors, self.depthG, self.W_a, self.outputAtom)
-        hatom[0,:] = hatom[0,:] * 0  # missed: ADL001
+        hatom[0,:] = hatom[0,:] * 0  # expect: ADL001
         return hatom
 
 

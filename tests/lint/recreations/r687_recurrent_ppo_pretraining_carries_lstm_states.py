@@ -57,7 +57,7 @@ def train(model, train_loader, optimizer, start_lstm_state):
         action_prediction = action.double()
         loss = criterion(action_prediction.view(-1), target.view(-1).double())
         loss.backward(retain_graph=True)
-        optimizer.step()  # missed: ADL003
+        optimizer.step()  # expect: ADL003
 
 
 def run():
