@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import ast
 
-from autograd_doctor.lint.walk import own_nodes, walk_nodes
+from autograd_doctor.lint.walk import walk_nodes
 
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
              ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Match)
@@ -193,14 +193,17 @@ class FunctionSummaries:
 
     def record_output_saves(self, key, node, scope, method: bool) -> None:
         """What ``node`` returns at each position when every `return` gives back, there,
-        the same name bound once, outside any `if`, loop, `with` or `try`, and never
-        bound again: to the result of an op that keeps its output, with a graph (an
-        `"op"` entry: the caller's name is that saved output), or to the result of
-        calling one of its positional parameters (a `"param"` entry: the caller's
-        argument decides, when it is a module whose output layer keeps its output)."""
+        the same name, all of whose bindings are plain assignments among the
+        statements of the function's own body (outside any `if`, loop, `with` or
+        `try`), the last one before every `return`: bound to the result of an op that
+        keeps its output, with a graph (an `"op"` entry: the caller's name is that
+        saved output), or to the result of calling one of its positional parameters
+        (a `"param"` entry: the caller's argument decides, when it is a module whose
+        output layer keeps its output)."""
         returns = [value for _, value in scope.return_values]
-        if not returns:
-            return
+        if not returns or not any(v.__class__ is ast.Name or (v.__class__ is ast.Tuple and any(
+                e.__class__ is ast.Name for e in v.elts)) for v in returns):
+            return  # most functions return a call or an expression: nothing to read
         shapes = {len(v.elts) if isinstance(v, ast.Tuple) else None for v in returns}
         if len(shapes) != 1:
             return
@@ -214,27 +217,24 @@ class FunctionSummaries:
         # a call that unpacks `*args` into the parameters fills them exactly only when
         # none has a default and none collects the rest
         exact = None if (node.args.defaults or node.args.vararg) else len(positional)
-        unconditional = _unconditional_nodes(node)
-        bindings = {}
-        for stmt in own_nodes(node.body):
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        bindings = {}  # the own body's top-level `name = value` statements
+        for stmt in node.body:
+            if stmt.__class__ is ast.Assign and len(stmt.targets) == 1 and stmt.targets[0].__class__ is ast.Name:
                 bindings.setdefault(stmt.targets[0].id, []).append(stmt)
         found = {}
         for position in range(width if width is not None else 1):
-            names = {(v.elts[position] if width is not None else v).__class__ is ast.Name and
-                     (v.elts[position] if width is not None else v).id for v in returns}
-            if len(names) != 1:
+            values = [v.elts[position] if width is not None else v for v in returns]
+            if any(v.__class__ is not ast.Name for v in values) or len({v.id for v in values}) != 1:
                 continue
-            name = names.pop()
+            name = values[0].id
             assigns = bindings.get(name, [])
-            # every binding a plain assignment outside any `if`, loop, `with` or `try`
-            # (`node_vecs = torch.cat(...); node_vecs = W_n(node_vecs)`): the last one is
-            # what every `return` after it gives back
-            if not name or not assigns or len(scope.binds.get(name, ())) != len(assigns) \
-                    or any(id(a) not in unconditional for a in assigns):
+            # every binding of the name is one of those statements (`node_vecs =
+            # torch.cat(...); node_vecs = W_n(node_vecs)`): the last is what every
+            # `return` after it gives back
+            if not assigns or len(scope.binds.get(name, ())) != len(assigns):
                 continue
-            last = max(assigns, key=lambda a: a.lineno)
-            if any(v.lineno <= last.lineno for v in returns):
+            last = assigns[-1]
+            if any(v.lineno <= last.lineno for v in values):
                 continue
             value = last.value
             entry = None
