@@ -384,6 +384,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
                 self.summaries.record_parameter_accumulations((self.scope.owner_class, node.name), node,
                                                               self.scope)
             if self.scope.return_values:
+                self.summaries.record_output_saves((self.scope.owner_class, node.name), node, self.scope,
+                                                   method=self.scope.owner_class is not None)
                 self.summaries.record_parameter_views((self.scope.owner_class, node.name), node, self.scope,
                                                       self.view_base, method=self.scope.owner_class is not None)
         self.return_summaries = outer_summaries

@@ -548,11 +548,48 @@ class AssignmentEvents:
             key, entry = op
             if entry["output"] and not self.scope.grad_off and name not in self.scope.consts:
                 self.add_save(name, key, "output", value)
+        elif spec is None:
+            self.returned_output_save(name, value, None)
+
+    def returned_output_save(self, name, value, position) -> None:
+        """`hatom, _ = self.mpn(x, self.outputAtom)` where `mpn` returns the result of
+        calling its module parameter, and `self.outputAtom` ends in `nn.ReLU()`; or `h =
+        helper(x)` where `helper` returns what `torch.sigmoid` kept: the caller's name is
+        the saved output (summaries.record_output_saves)."""
+        if self.scope.grad_off or name in self.scope.consts or not isinstance(value, ast.Call):
+            return
+        found = self.summaries.output_saves_of(value, self.scope.owner_class)
+        if found is None or found[1] != (position is not None):
+            return
+        entry = found[0].get(position or 0)
+        if entry is None:
+            return
+        if entry[0] == "op":
+            key, graph = entry[1], entry[2]
+        else:
+            argument = entry[1]
+            spec = self.modules.self_attribute_spec(argument, self.scope.owner_class) \
+                if isinstance(argument, ast.Attribute) else \
+                self.modules.name_specs.get(argument.id) if isinstance(argument, ast.Name) else None
+            op = self.op_entry(_output_key(spec.output_layer)) if spec is not None else None
+            if op is None or not op[1]["output"]:
+                return
+            key, graph = op[0], spec.parameterised  # a layer with weights: its output has a graph
+        self.scope.tensors.add(name)
+        self.add_save(name, key, "output", value)
+        if graph:
+            self.scope.graph_saves.add(self.scope.saves[name][-1][0])
 
     def after_unpacked_value(self, target, value) -> None:
         """`U, S, Vh = torch.linalg.svd(a)`: an op that returns several tensors (its
         saves-table entry has ``outputs``), unpacked into as many names: each is a
         tensor, with the op's graph, and those the op keeps are saved outputs."""
+        if isinstance(value, ast.Call) and target.elts and self.summaries.output_saves.get(
+                self.summaries.key_of(value, self.scope.owner_class)) is not None:
+            for i, elt in enumerate(target.elts):
+                if isinstance(elt, ast.Name):
+                    self.returned_output_save(elt.id, value, i)
+            return
         if not isinstance(value, ast.Call) or not target.elts or not isinstance(value.func, ast.Attribute) \
                 or value.func.attr not in _SEVERAL_OUTPUTS:
             return

@@ -89,6 +89,12 @@ class FunctionSummaries:
         # `self.take_optimisation_step(...)` in a subclass is the base class's method
         # unless the subclass defines its own (training_steps_of)
         self.class_shapes: dict[str, tuple] = {}
+        # (class or None, function name) -> ({return position: ("op", key) or ("param", call
+        # position, parameter)}, is_tuple, positional parameter count or None): the returned
+        # names an op kept as its output (`h = torch.relu(...); return h`), or the result of
+        # calling a parameter (`node_vecs = W_n(node_vecs); return node_vecs, messages`), which
+        # the module the caller passes may keep (record_output_saves; ADL001)
+        self.output_saves: dict[tuple, tuple] = {}
 
     def record(self, key, summaries: list) -> None:
         """Combine the summaries of each `return` (``summaries``: one ``(entries,
@@ -184,6 +190,98 @@ class FunctionSummaries:
             found.setdefault(position if position < len(positional) else name, (name, op_key, how))
         if found:
             self.parameter_saves[key] = found
+
+    def record_output_saves(self, key, node, scope, method: bool) -> None:
+        """What ``node`` returns at each position when every `return` gives back, there,
+        the same name, all of whose bindings are plain assignments among the
+        statements of the function's own body (outside any `if`, loop, `with` or
+        `try`), the last one before every `return`: bound to the result of an op that
+        keeps its output, with a graph (an `"op"` entry: the caller's name is that
+        saved output), or to the result of calling one of its positional parameters
+        (a `"param"` entry: the caller's argument decides, when it is a module whose
+        output layer keeps its output)."""
+        returns = [value for _, value in scope.return_values]
+        if not returns or not any(v.__class__ is ast.Name or (v.__class__ is ast.Tuple and any(
+                e.__class__ is ast.Name for e in v.elts)) for v in returns):
+            return  # most functions return a call or an expression: nothing to read
+        shapes = {len(v.elts) if isinstance(v, ast.Tuple) else None for v in returns}
+        if len(shapes) != 1:
+            return
+        width = shapes.pop()
+        positional = [a.arg for a in node.args.posonlyargs + node.args.args]
+        if method:
+            if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
+                   for d in node.decorator_list):
+                return
+            positional = positional[1:]
+        # a call that unpacks `*args` into the parameters fills them exactly only when
+        # none has a default and none collects the rest
+        exact = None if (node.args.defaults or node.args.vararg) else len(positional)
+        bindings = {}  # the own body's top-level `name = value` statements
+        for stmt in node.body:
+            if stmt.__class__ is ast.Assign and len(stmt.targets) == 1 and stmt.targets[0].__class__ is ast.Name:
+                bindings.setdefault(stmt.targets[0].id, []).append(stmt)
+        found = {}
+        for position in range(width if width is not None else 1):
+            values = [v.elts[position] if width is not None else v for v in returns]
+            if any(v.__class__ is not ast.Name for v in values) or len({v.id for v in values}) != 1:
+                continue
+            name = values[0].id
+            assigns = bindings.get(name, [])
+            # every binding of the name is one of those statements (`node_vecs =
+            # torch.cat(...); node_vecs = W_n(node_vecs)`): the last is what every
+            # `return` after it gives back
+            if not assigns or len(scope.binds.get(name, ())) != len(assigns):
+                continue
+            last = assigns[-1]
+            if any(v.lineno <= last.lineno for v in values):
+                continue
+            value = last.value
+            entry = None
+            for seq, op_key, how, saved in scope.saves.get(name, ()):
+                if how == "output" and saved is value and seq in scope.graph_saves:
+                    # a graph whatever the caller passes: from the function's own
+                    # parameterised modules or graph tensors, not its parameters'
+                    entry = ("op", op_key, seq not in scope.provisional_saves and seq not in scope.untyped_saves)
+            if entry is None and isinstance(value, ast.Call) and isinstance(value.func, ast.Name) \
+                    and value.func.id in positional and len(scope.binds.get(value.func.id, ())) <= 1:
+                entry = ("param", positional.index(value.func.id), value.func.id)
+            if entry is not None:
+                found[position] = entry
+        if found:
+            self.output_saves[key] = (found, width is not None, exact)
+
+    def output_saves_of(self, call, owner_class: str | None) -> tuple | None:
+        """``({position: entry}, is_tuple)`` for a call of a function that returns a
+        saved output (record_output_saves), its `"param"` entries resolved to the
+        argument the call passes (``("param", argument)``; dropped when the call's
+        arguments cannot be matched to the parameters)."""
+        key = self.key_of(call, owner_class)
+        recorded = self.output_saves.get(key) if key is not None else None
+        if recorded is None:
+            return None
+        found, is_tuple, exact = recorded
+        out = {}
+        stars = [i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)]
+        keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
+        for position, entry in found.items():
+            if entry[0] == "op":
+                out[position] = entry
+                continue
+            _, index, name = entry
+            argument = None
+            if not stars:
+                argument = call.args[index] if index < len(call.args) else keywords.get(name)
+            elif len(stars) == 1 and exact is not None and not call.keywords:
+                # `self.mpn(*tensors, depth, W_m, W_n)`: the arguments after the one
+                # unpacked fill the last parameters (the call raises otherwise)
+                after = len(call.args) - stars[0] - 1
+                from_end = exact - index
+                if 1 <= from_end <= after:
+                    argument = call.args[len(call.args) - from_end]
+            if argument is not None:
+                out[position] = ("param", argument)
+        return (out, is_tuple) if out else None
 
     def record_parameter_accumulations(self, key, node, scope) -> None:
         """The parameters a method (``key``: class and name; ``node`` just walked,

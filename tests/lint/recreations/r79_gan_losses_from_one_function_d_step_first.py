@@ -47,7 +47,7 @@ def train(d, g, d_optimizer, g_optimizer, batches, device="cpu"):
         d_loss, g_loss = loss_nonsaturating(d, g, x_real, device=device)
         d_optimizer.zero_grad()
         d_loss.backward(retain_graph=True)
-        d_optimizer.step()  # missed: ADL003
+        d_optimizer.step()  # expect: ADL003
 
         g_optimizer.zero_grad()
         g_loss.backward()

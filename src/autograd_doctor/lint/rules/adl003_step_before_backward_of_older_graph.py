@@ -8,6 +8,7 @@ import re
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.clearing import spread_to_callers
 from autograd_doctor.lint.constructor_optimizers import constructor_optimizer_owners
+from autograd_doctor.lint.walk import own_nodes
 from autograd_doctor.lint.held_methods import returns_own_parameters, uses_no_layer
 from autograd_doctor.lint.rules.base import Rule
 
@@ -197,6 +198,12 @@ def check_file(checker) -> None:
                 checker.training.optimizers.get(_held_name(checker, scope, optimizer, seq)) or \
                 _hook_optimizer_owners(checker, scope, optimizer) or \
                 _constructor_owners(checker, scope, optimizer, seq)
+            # a parameter of the function: the module its callers build it over, under the
+            # function's own name for it (the name-based owners above come from whichever
+            # function of the file binds an optimizer of that name)
+            handed = _argument_owners(checker, scope, optimizer)
+            if handed:
+                owners = set(owners or ()) | handed
         if owners and _handed_optimizer(node) and optimizer not in checker.training.optimizer_instances:
             # (`optimizer.first_step()` of a same-file Optimizer subclass is a step itself)
             owners = _WholeModules(owners)
@@ -247,6 +254,68 @@ def _constructor_owners(checker, scope, optimizer: str, seq: int) -> set:
     if scope.owner_class is None or not held.startswith("self.") or held.count(".") != 1:
         return set()
     return constructor_optimizer_owners(checker, scope.owner_class, held[len("self."):])
+
+
+def _argument_owners(checker, scope, optimizer: str) -> set:
+    """An optimizer that a top-level function receives as a parameter, when every call
+    of that function in the file passes, for it, an optimizer built over
+    `x.parameters()` (inline, or a name its calling function assigns once) and passes
+    the same `x` for one same parameter of the function: `train(policy, loader,
+    torch.optim.Adam(policy.parameters()), state)` for `def train(model, loader,
+    optimizer, state)`.  The step then updates that parameter's module (`{"model"}`);
+    empty when a call disagrees, unpacks `*args` / `**kwargs`, or nothing calls it."""
+    function = scope.function
+    if function is None or function not in checker.tree.body or optimizer not in scope.parameters \
+            or function.args.vararg or function.args.kwarg:
+        return set()
+    positional = [a.arg for a in function.args.posonlyargs + function.args.args]
+    names = positional + [a.arg for a in function.args.kwonlyargs]
+    if optimizer not in names or sum(
+            isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and d.name == function.name
+            for d in checker.tree.body) != 1:
+        return set()
+    found = None
+    calls = 0
+    for caller in [checker.tree] + [d for d in ast.walk(checker.tree)
+                                    if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+        body = caller.body
+        once = {}  # names the caller assigns exactly once -> value
+        counts = {}
+        for node in own_nodes(body):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    for n in ast.walk(t):
+                        if isinstance(n, ast.Name):
+                            counts[n.id] = counts.get(n.id, 0) + 1
+                            if isinstance(node, ast.Assign):
+                                once[n.id] = node.value
+        for call in own_nodes(body):
+            if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) \
+                    or call.func.id != function.name:
+                continue
+            calls += 1
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return set()
+            bound = dict(zip(positional, call.args))
+            bound.update({k.arg: k.value for k in call.keywords})
+            built = bound.get(optimizer)
+            if isinstance(built, ast.Name) and counts.get(built.id) == 1:
+                built = once.get(built.id)
+            if not isinstance(built, ast.Call) or not _builds_optimizer(checker, built) or not built.args:
+                return set()
+            over = built.args[0]
+            if not (isinstance(over, ast.Call) and isinstance(over.func, ast.Attribute)
+                    and over.func.attr == "parameters" and isinstance(over.func.value, ast.Name)):
+                return set()
+            module = over.func.value.id
+            takers = [p for p, v in bound.items() if p != optimizer and isinstance(v, ast.Name) and v.id == module]
+            if len(takers) != 1 or (found is not None and found != takers[0]):
+                return set()
+            found = takers[0]
+    if not calls or found is None or len(scope.binds.get(found, ())) > 1:
+        return set()
+    return {found}
 
 
 # Lightning's hooks that are handed one of the optimizers `configure_optimizers` returns
@@ -819,6 +888,12 @@ def _dependencies(checker, node, cls=None, owner=None, attributes=None):
                 modules.append(N.keyed_module(func, checker.text))  # `self.models["decoder"](x)`
             if isinstance(func, ast.Attribute) and _no_graph_result(n):
                 continue  # `old_m.sample()`, `q.argmax(1)`: an action index, no graph
+            if isinstance(func, ast.Attribute) and func.attr in _CASTS and not n.keywords and \
+                    all(isinstance(a, (ast.Constant, ast.Attribute, ast.Name)) for a in n.args):
+                # `action.double()`, `out.to(device)`: a tensor's cast keeps its graph (a
+                # module's returns the module, whose calls are read where they are made)
+                stack.append(func.value)
+                continue
             if isinstance(func, ast.Attribute) and (func.attr in N.GRAD_CUTTING_METHODS
                                                     or (func.attr in N.NOT_TENSOR_METHODS and
                                                         func.attr not in N.GRAPH_CARRYING_TUPLE_METHODS)
@@ -943,6 +1018,12 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq, freeing_loop=No
             given = _from_callers(checker, scope, name, owners)
             if given is not None and not _freed(checker, scope, (name, bseq), at):
                 return name, given[0], given[1]
+            # a parameter carried through the loop (`def fit(net, opt, batches, hidden)`
+            # with `logits, hidden = net(tokens, hidden)` in the loop): the next
+            # iteration reads the loop's binding, as for a local bound before the loop
+            carried = _carried(checker, scope, name, step, step_seq, owners) if at < step_seq else None
+            if carried is not None:
+                return carried
             continue
         if value is None or grad_off or _owned(name, owners):
             continue
@@ -1118,6 +1199,9 @@ def _held_name(checker, scope, text: str, at: int) -> str:
         text, at = checker.text(value) + dot + rest, entry[0]
     return text
 
+
+# Casts: on a tensor, a differentiable copy in another dtype or device.
+_CASTS = frozenset("double float half bfloat16 cuda cpu to".split())
 
 # Module methods that return the module itself.
 _RETURNS_MODULE = frozenset("cuda cpu to train eval half float double bfloat16 requires_grad_".split())

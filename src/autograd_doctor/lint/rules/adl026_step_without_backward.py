@@ -179,12 +179,39 @@ def _computes_no_gradient(checker, stmt) -> bool:
             continue
         if isinstance(func, ast.Attribute) and func.attr in _VALUE_METHODS:
             continue
-        if checker.modules.called_module(node, checker.scope.owner_class) is not None:
+        spec = checker.modules.called_module(node, checker.scope.owner_class)
+        if spec is not None and not _call_runs_backward(checker, spec):
             continue  # `D(x)`, `self.model(x)`: a module's forward computes values
         if isinstance(func, ast.Attribute) and _held_module_call(checker, node):
             continue
         return False
     return True
+
+
+def _call_runs_backward(checker, spec) -> bool:
+    """Calling a module of a same-file class runs its `__call__` (when the class or a
+    same-file base overrides it) or its `forward`: a sharded loss computer's
+    `__call__` that backpropagates (OpenNMT-py's `LossComputeBase`) does compute
+    gradients.  True when such a method's name is one of the file's backward-running
+    functions (``checker.file.backward_functions``, matched by name: a same-named
+    method elsewhere that backpropagates also counts, which only silences the rule)."""
+    names = checker.file.backward_functions
+    if not names or not ({"__call__", "forward"} & names):
+        return False
+    classes = checker.modules.module_class_nodes
+    seen, todo = set(), [spec.kind]
+    while todo:
+        kind = todo.pop()
+        node = classes.get(kind)
+        if node is None or kind in seen:
+            continue
+        seen.add(kind)
+        for item in node.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                    item.name in ("__call__", "forward") and item.name in names:
+                return True
+        todo.extend(b.id for b in node.bases if isinstance(b, ast.Name))
+    return False
 
 
 def _held_module_call(checker, call) -> bool:
