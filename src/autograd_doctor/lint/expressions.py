@@ -411,6 +411,13 @@ class ExpressionEvents:
                 self.record_inplace_output_save(arg, layer.inplace_key, node)
             elif layer.saves_output:  # a same-file module that writes its input
                 self.record_inplace_output_save(arg, layer.op or "", node, activation=True)
+            if layer.in_op and not layer.returns_input:
+                # a same-file module whose forward writes its argument and then keeps it
+                # (`x = token; x += pos; x = self.transformer(x)`): the call keeps what it
+                # wrote, so a second such call on the same tensor breaks the first (r29)
+                op = self.op_entry(layer.in_op)
+                if op is not None:
+                    self.record_input_saves(op, [arg], node)
             return
         op = self.op_entry(layer.in_op or layer.op)
         if op is not None:
