@@ -514,7 +514,10 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         scope = self.scope
         if isinstance(value, ast.Name):
             for seq, key, how, _ in reversed(scope.saves.get(value.id, ())):
-                if how == "output" and not scope.bound_between(value.id, seq, self.seq + 1):
+                # `g = torch.sigmoid(h); g = g.permute(0, 2, 1); return g`: a re-binding
+                # to a view of itself keeps the saved output's memory (r646)
+                if how == "output" and not any(seq < b <= self.seq and b not in scope.view_rebinds
+                                               for b in scope.binds.get(value.id, ())):
                     return key
                 return None
             return None

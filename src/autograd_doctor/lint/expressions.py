@@ -11,6 +11,7 @@ import re
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.clearing import is_self_call
 from autograd_doctor.lint.events import Write
+from autograd_doctor.lint.held_instances import held_method
 from autograd_doctor.lint.rules import (
     CALL_HOOKS, DATA_ATTRIBUTE_HOOKS, GRAD_READ_HOOKS, INPLACE_WRITE_HOOKS, LOCAL_CALL_HOOKS, METHOD_CALL_HOOKS,
 )
@@ -147,6 +148,8 @@ class ExpressionEvents:
             # `cmd_loss(h_s, h_t)` after `cmd_loss = CMDLoss()`; `self.bn(self.conv(x))`
             # with `self.bn = MyBatchNorm2d(4)` built in this class's `__init__`
             callee = spec.kind + ".forward"
+        if callee is None:  # `self.se3.warp(...)`, `sim.step(...)`: a held same-file instance
+            callee = held_method(self, call)
         if callee is None:
             return
         scope = self.scope
@@ -411,6 +414,13 @@ class ExpressionEvents:
                 self.record_inplace_output_save(arg, layer.inplace_key, node)
             elif layer.saves_output:  # a same-file module that writes its input
                 self.record_inplace_output_save(arg, layer.op or "", node, activation=True)
+            if layer.in_op and not layer.returns_input:
+                # a same-file module whose forward writes its argument and then keeps it
+                # (`x = token; x += pos; x = self.transformer(x)`): the call keeps what it
+                # wrote, so a second such call on the same tensor breaks the first (r29)
+                op = self.op_entry(layer.in_op)
+                if op is not None:
+                    self.record_input_saves(op, [arg], node)
             return
         op = self.op_entry(layer.in_op or layer.op)
         if op is not None:

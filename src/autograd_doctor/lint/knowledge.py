@@ -643,7 +643,13 @@ class TensorKnowledge:
         """``(base, kind)`` when ``value`` shares memory with the tensor named
         ``base``: ``t.data`` ("data"), ``t.detach()`` ("detach"), ``t[0]``,
         ``t.view(...)``, ``t.T`` ("view"); ``t.exp_()`` ("view": an in-place method
-        returns its receiver, so `e = r.exp_()` names `r` itself)."""
+        returns its receiver, so `e = r.exp_()` names `r` itself); a bare name,
+        ``out = t`` ("view"): the same tensor under a second name, so a write through
+        either changes what an op saved of the other (r29, r100)."""
+        if isinstance(value, ast.Name):
+            if value.id not in self.scope.tensors:
+                return None
+            return self.scope.alias_of.get(value.id, (value.id, "view"))
         kind = None
         node = value
         while True:

@@ -48,7 +48,7 @@ class SCNNNet(nn.Module):
 
     def forward(self, x):
         x = self.backbone(x)
-        x = self.spatial_conv(x)
+        x = self.spatial_conv(x)  # expect: ADL001
         return self.decoder(x)
 
 

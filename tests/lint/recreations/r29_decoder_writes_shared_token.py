@@ -65,7 +65,7 @@ class DualDecoderVQ(nn.Module):
         h = self.pre_quant(self.encoder(patches))
         quant = self.post_quant(h)
         rec_a = self.decoder_a(quant)
-        rec_b = self.decoder_b(quant)  # missed: ADL001
+        rec_b = self.decoder_b(quant)  # expect: ADL001
         return rec_a, rec_b
 
 

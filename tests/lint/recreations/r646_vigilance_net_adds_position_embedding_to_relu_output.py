@@ -50,7 +50,7 @@ class VigilanceNet(nn.Module):
 
     def forward(self, x1):
         x1 = self.feature_embed1(x1)
-        x1 += self.pos_embed  # missed: ADL001
+        x1 += self.pos_embed  # expect: ADL001
         x1 = self.encoder1(x1)
         return self.predict(x1)
 

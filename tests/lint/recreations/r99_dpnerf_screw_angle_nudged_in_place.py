@@ -55,7 +55,7 @@ class SE3Field():
 
     def warp(self, pts, rot, trans):
         theta = torch.linalg.norm(rot, axis=-1)
-        theta += 1.0e-10  # missed: ADL001
+        theta += 1.0e-10  # expect: ADL001
         rot = rot / theta.unsqueeze(-1)
         trans = trans / theta.unsqueeze(-1)
         screw_axis = torch.cat([rot, trans], axis=-1)
