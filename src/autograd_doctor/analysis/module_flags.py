@@ -21,11 +21,13 @@ from autograd_doctor.recording.gradient_states import grad_of
 def requires_grad_attribute_diagnosis(optimizer, stack, recorder) -> Diagnosis | None:
     """AD216 before `optimizer.step()` (called from `stack`), or None."""
     flags = recorder.module_flags
-    held = {id(p) for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())}
+    held = None  # the optimizer's parameters, walked only once a flag can be this problem (most steps: none)
     for flag in reversed(flags.flags):
         module = flag.module_ref()
         if module is None or flag.value or flag.reported or flag.site is None:
             continue
+        if held is None:
+            held = {id(p) for group in getattr(optimizer, "param_groups", ()) for p in group.get("params", ())}
         trained = [p for p in module.parameters() if p.requires_grad and grad_of(p) is not None and id(p) in held]
         if not trained:
             continue

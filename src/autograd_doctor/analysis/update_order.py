@@ -371,12 +371,16 @@ def clip_inside_accumulation_diagnosis(optimizer, stack, recorder) -> Diagnosis 
         return None
     clips = recorder.gradient_clips
     since = clips.last_step.get(optimizer, 0)
-    ids = _optimizer_parameter_ids(optimizer)
     # A partial sum: the clipping saw non-zero gradients that a backward() since the last step
     # computed (not zeros left by zero_grad(set_to_none=False)), and the next backward() added to them.
+    # The clip log is read first: with no such clip since the step (every step of a loop that
+    # clips once, after its last backward(), or not at all), the optimizer's parameters are not walked.
+    candidates = [clip for clip in clips.clips if clip.seq > since and clip.accumulated_onto and clip.clipped_nonzero]
+    if not candidates:
+        return None
+    ids = _optimizer_parameter_ids(optimizer)
     filled = {call.seq for call in recorder.backward_calls if call.seq > since}
-    accumulated = [clip for clip in clips.clips if clip.seq > since and clip.accumulated_onto and clip.clipped_nonzero
-                   and any(seq < clip.seq for seq in filled)
+    accumulated = [clip for clip in candidates if any(seq < clip.seq for seq in filled)
                    and any(p() is not None and id(p()) in ids for p, _g, _v in clip.samples)]
     if not accumulated:
         return None
