@@ -1,0 +1,96 @@
+"""Causes found by held-out variants set 25 (docs/errors.md, "Held-out variants", set 25), each tested on
+another program of the same cause (not the variant) and on a correct near-twin.
+
+AD308: the `.grad` read of an attribute computed anew at each access (a parametrized `layer.weight`, a
+@property that computes from one parameter), read after backward(), got `retain_grad()` on the tensor
+read: that tensor is made at the read, after backward() ran, so the changed program failed the same way
+(a wrong help). The leaf it is computed from is the one whose .grad backward() filled: the help reads it.
+A tensor read from the attribute BEFORE backward() (it is in the graph) keeps the retain_grad help."""
+
+from __future__ import annotations
+
+import torch
+
+from helpers import apply_help, run_as_script, run_plain
+
+# A @property that computes a temperature from its log, read directly on the failing line by a logging
+# helper after backward().
+PROPERTY_GRAD_LOGGED = """
+    import torch
+    from torch import nn
+
+    class Scorer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(3, 2)
+            self.log_temperature = nn.Parameter(torch.tensor(0.5))
+
+        @property
+        def temperature(self):
+            return self.log_temperature.exp()
+
+        def forward(self, x):
+            return self.proj(x) / self.temperature
+
+    def grad_report(model, scale):
+        return scale * model.temperature.grad  # READ
+
+    torch.manual_seed(0)
+    model = Scorer()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = torch.randn(5, 3), torch.tensor([0, 1, 1, 0, 1])
+    reports = []
+    for step in range(2):
+        loss = nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        reports.append(grad_report(model, 2.0))
+        optimizer.step()
+    reports = torch.stack(reports)
+    final = model.log_temperature.detach().clone()
+"""
+
+PROPERTY_GRAD_LOGGED_CORRECT = PROPERTY_GRAD_LOGGED.replace(
+    "scale * model.temperature.grad  # READ", "scale * model.log_temperature.grad  # READ")
+
+# The parametrized weight read into a name BEFORE backward() and used in the loss: it is in the graph,
+# so retain_grad() is right, and the leaf's gradient is another value (not the help).
+PARAMETRIZED_WEIGHT_IN_GRAPH = """
+    import torch
+    from torch import nn
+    from torch.nn.utils.parametrizations import orthogonal
+
+    torch.manual_seed(0)
+    layer = orthogonal(nn.Linear(3, 3))
+    x = torch.randn(4, 3)
+    weight = layer.weight
+    loss = (x @ weight.T).pow(2).sum()
+    loss.backward()
+    norm = 0.5 * weight.grad  # READ
+"""
+
+
+def test_a_property_read_after_backward_reads_the_parameter_it_is_computed_from(tmp_path):
+    outcome = run_as_script(tmp_path, PROPERTY_GRAD_LOGGED)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD308", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("READ")
+    assert "retain_grad" not in (diagnosis.help[0].replacement or ""), diagnosis.help[0]
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, PROPERTY_GRAD_LOGGED_CORRECT, "correct.py")
+    for name in ("reports", "final"):
+        assert torch.equal(fixed[name], correct[name]), name
+
+
+def test_the_parameter_read_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, PROPERTY_GRAD_LOGGED_CORRECT)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_parametrized_weight_read_before_backward_keeps_retain_grad(tmp_path):
+    outcome = run_as_script(tmp_path, PARAMETRIZED_WEIGHT_IN_GRAPH)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD308", [d.code for d in outcome.diagnoses]
+    assert "parametrizations" not in (diagnosis.help[0].replacement or ""), diagnosis.help[0]
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    assert fixed["norm"].shape == (3, 3)
