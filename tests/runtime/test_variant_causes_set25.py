@@ -94,3 +94,61 @@ def test_a_parametrized_weight_read_before_backward_keeps_retain_grad(tmp_path):
     assert "parametrizations" not in (diagnosis.help[0].replacement or ""), diagnosis.help[0]
     fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
     assert fixed["norm"].shape == (3, 3)
+
+
+# AD236: a tangent whose size is the primal's with its dimensions in another order ([batch, steps, dim]
+# for nn.MultiheadAttention's [steps, batch, dim]) got `view_as(primal)`, said to keep "the same order":
+# it keeps the memory order, so each entry moves another element than the one it was drawn for (a wrong
+# help). Where the sizes are all different the layout is known: the dimensions are reordered. A flat
+# direction (another number of dimensions) keeps view_as.
+CHANNELS_LAST_DIRECTION = """
+    import torch
+    from torch import nn
+    import torch.autograd.forward_ad as fwAD
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(3, 2, 3), nn.Tanh(), nn.Flatten(), nn.Linear(2 * 3 * 2, 1))
+    images = torch.randn(2, 3, 5, 4)
+    pattern = torch.randn(2, 5, 4, 3)
+    with fwAD.dual_level():
+        dual = fwAD.make_dual(images, pattern)  # DUAL
+        response = fwAD.unpack_dual(net(dual)).tangent
+"""
+
+CHANNELS_LAST_DIRECTION_CORRECT = CHANNELS_LAST_DIRECTION.replace(
+    "fwAD.make_dual(images, pattern)  # DUAL", "fwAD.make_dual(images, pattern.permute(0, 3, 1, 2))  # DUAL")
+
+FLAT_DIRECTION = """
+    import torch
+    from torch import nn
+    from torch.func import jvp
+
+    torch.manual_seed(0)
+    net = nn.Linear(3, 2)
+    x = torch.randn(4, 3)
+    flat = torch.randn(12)
+    _, change = jvp(net, (x,), (flat,))  # JVP
+"""
+
+
+def test_a_tangent_in_another_layout_is_reordered(tmp_path):
+    outcome = run_as_script(tmp_path, CHANNELS_LAST_DIRECTION)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD236", [d.code for d in outcome.diagnoses]
+    concrete = [h for h in diagnosis.help if h.location is not None]
+    assert concrete and "view_as" not in concrete[0].replacement, concrete[0]
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, CHANNELS_LAST_DIRECTION_CORRECT, "correct.py")
+    assert torch.equal(fixed["response"], correct["response"])
+
+
+def test_the_reordered_tangent_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, CHANNELS_LAST_DIRECTION_CORRECT)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_flat_tangent_keeps_view_as(tmp_path):
+    outcome = run_as_script(tmp_path, FLAT_DIRECTION)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD236", [d.code for d in outcome.diagnoses]
+    assert "flat.view_as(x)" in diagnosis.help[0].replacement, diagnosis.help[0]

@@ -496,6 +496,34 @@ def _random_draw_of_another_shape(frame, filename: str, tangent: str, primal: st
     return made, replace_node_text(filename, made, draw, new_call), spelled
 
 
+def _reordered_tangent(filename, statement, location, tangent, tangent_text: str, primal_text: str,
+                       tangent_size: tuple, primal_size: tuple) -> list:
+    """The helps for a tangent whose size is the primal's with its dimensions in another order
+    ([batch, steps, dim] for [steps, batch, dim]): the tangent was built in another layout, and
+    view_as would keep its memory order, so each element would move another element of the primal.
+    Where the sizes are all different the order is known, and the tangent's dimensions are reordered
+    (transpose for a swap of two, permute otherwise); where two sizes are equal it is not, and the
+    help only says so."""
+    if len(set(primal_size)) != len(primal_size):
+        return [Suggestion(f"{tangent_text} has {primal_text}'s sizes in another order, and two of them are equal: "
+                           f"reorder its dimensions to {primal_text}'s layout (transpose/permute) if it was built in "
+                           f"another layout, or view_as({primal_text}) if its elements are in {primal_text}'s order; "
+                           "which one depends on how it was made")]
+    order = [tangent_size.index(size) for size in primal_size]
+    moved = [dimension for dimension, source in enumerate(order) if dimension != source]
+    if len(moved) == 2 and len(primal_size) == 2:
+        reordered = f"{tangent_text}.t()"
+    elif len(moved) == 2:
+        reordered = f"{tangent_text}.transpose({moved[0]}, {moved[1]})"
+    else:
+        reordered = f"{tangent_text}.permute({', '.join(str(source) for source in order)})"
+    return [statement_change(
+        location, f"put {tangent_text}'s dimensions in {primal_text}'s order: its size {list(tangent_size)} is "
+        f"{list(primal_size)} with the dimensions in another order (another layout); view_as would keep its memory "
+        f"order and move other elements than the ones each entry was drawn for",
+        replace_node_text(filename, statement, tangent, reordered))]
+
+
 def tangent_of_another_size(context: ErrorContext, already):
     import torch
 
@@ -528,6 +556,9 @@ def tangent_of_another_size(context: ErrorContext, already):
                 location, f"expand {tangent_text} to {primal_text}'s size: every example (row) moves in the same "
                 "direction, the directional derivative you asked for at each of them",
                 replace_node_text(filename, statement, tangent, f"{tangent_text}.expand_as({primal_text})")))
+        elif len(tangent_size) == len(primal_size) and sorted(tangent_size) == sorted(primal_size):
+            helps.extend(_reordered_tangent(filename, statement, location, tangent, tangent_text, primal_text,
+                                            tangent_size, primal_size))
         elif tangent_value.numel() == primal_value.numel():
             helps.append(statement_change(
                 location, f"give {tangent_text} {primal_text}'s shape: it has the same number of elements, in the "
