@@ -152,3 +152,52 @@ def test_a_flat_tangent_keeps_view_as(tmp_path):
     diagnosis = outcome.diagnosis
     assert diagnosis.code == "AD236", [d.code for d in outcome.diagnoses]
     assert "flat.view_as(x)" in diagnosis.help[0].replacement, diagnosis.help[0]
+
+
+# AD234: a transform called with has_aux=True (jvp, vjp, grad, ...) whose function returns its output
+# alone got advice, and a lambda wrapping a method (`lambda p: self.log_probs(p, obs)`) was not followed
+# to the method, so jvp's spelling of the message went undiagnosed. Where the call's result is unpacked
+# into names whose last one (the aux) is never read, the call without has_aux=True and without that name
+# is the change; an aux that is read keeps the advice.
+GRAD_AUX_NEVER_READ = """
+    import torch
+    from torch.func import grad
+
+    def loss_fn(w, x, y):
+        return ((x @ w - y) ** 2).mean()
+
+    torch.manual_seed(0)
+    w = torch.randn(3)
+    x, y = torch.randn(8, 3), torch.randn(8)
+    for step in range(3):
+        g, metrics = grad(loss_fn, has_aux=True)(w, x, y)  # CALL
+        w = w - 0.1 * g
+    final = w
+"""
+
+GRAD_AUX_NEVER_READ_CORRECT = GRAD_AUX_NEVER_READ.replace(
+    "g, metrics = grad(loss_fn, has_aux=True)(w, x, y)  # CALL", "g = grad(loss_fn)(w, x, y)  # CALL")
+
+GRAD_AUX_READ = GRAD_AUX_NEVER_READ.replace("        w = w - 0.1 * g\n", "        w = w - 0.1 * g\n        print(metrics)\n")
+
+
+def test_an_aux_never_read_is_dropped_at_the_call(tmp_path):
+    outcome = run_as_script(tmp_path, GRAD_AUX_NEVER_READ)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD234", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("CALL")
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, GRAD_AUX_NEVER_READ_CORRECT, "correct.py")
+    assert torch.equal(fixed["final"], correct["final"])
+
+
+def test_the_call_without_aux_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, GRAD_AUX_NEVER_READ_CORRECT)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_an_aux_that_is_read_keeps_the_advice(tmp_path):
+    outcome = run_as_script(tmp_path, GRAD_AUX_READ)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD234", [d.code for d in outcome.diagnoses]
+    assert all(h.location is None for h in diagnosis.help), diagnosis.help

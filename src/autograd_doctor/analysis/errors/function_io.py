@@ -17,7 +17,9 @@ from autograd_doctor.analysis.errors.build import diagnosis, find_calls, stateme
 from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import parse_file, replace_node_text, source_line, statement_location
+from autograd_doctor.diagnosis.source import (
+    parse_file, replace_node_text, replace_nodes_text, source_line, statement_location,
+)
 
 
 def _user_function(context: ErrorContext, torch_functions: tuple[str, ...]):
@@ -127,8 +129,106 @@ def _dataclass_output(context: ErrorContext, filename: str, function: ast.Functi
 
 # ---- AD234: grad(f, has_aux=True) of a function that does not return (output, aux) ------------
 
+_AUX_TRANSFORM_FRAMES = ("grad_and_value_impl", "_vjp_with_argnums", "wrapper_fn", "_jvp_with_argnums")
+
+
+def _lambda_callee(context: ErrorContext, torch_functions: tuple[str, ...]):
+    """(file, def statement) when the function a transform was given is a lambda whose body is one call
+    of a function or method the user wrote (`lambda p: self.log_probs(p, obs)`), found through the
+    lambda's closure and globals (never by calling anything); else None."""
+    import inspect
+
+    from autograd_doctor.recording.frames import in_installed_package, is_internal_file
+
+    for frame, _ in reversed(context.frames):
+        if frame.f_code.co_name not in torch_functions:
+            continue
+        function = frame.f_locals.get("func")
+        code = getattr(function, "__code__", None)
+        if code is None or code.co_name != "<lambda>" or is_internal_file(code.co_filename) \
+                or in_installed_package(code.co_filename):
+            return None
+        tree = parse_file(code.co_filename)
+        lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno] \
+            if tree is not None else []
+        if len(lambdas) != 1 or not isinstance(lambdas[0].body, ast.Call):
+            return None
+        callee = lambdas[0].body.func
+        try:
+            variables = inspect.getclosurevars(function)
+        except (TypeError, ValueError):
+            return None
+        scope = {**variables.builtins, **variables.globals, **variables.nonlocals}
+        if isinstance(callee, ast.Name):
+            target = scope.get(callee.id)
+        elif isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) and callee.value.id in scope:
+            target = inspect.getattr_static(scope[callee.value.id], callee.attr, None)
+            if target is None:
+                target = inspect.getattr_static(type(scope[callee.value.id]), callee.attr, None)
+        else:
+            return None
+        target = getattr(target, "__func__", target)
+        target_code = getattr(target, "__code__", None)
+        if target_code is None or is_internal_file(target_code.co_filename) \
+                or in_installed_package(target_code.co_filename):
+            return None
+        target_tree = parse_file(target_code.co_filename)
+        defined = [n for n in ast.walk(target_tree) if isinstance(n, ast.FunctionDef)
+                   and n.lineno == target_code.co_firstlineno] if target_tree is not None else []
+        return (target_code.co_filename, defined[0]) if len(defined) == 1 else None
+    return None
+
+
+def _aux_dropped_at_call(context: ErrorContext, returned_location):
+    """(the call's location, the help) for a transform called with has_aux=True whose function returns one
+    value: where the call's result is unpacked into names whose last one (the aux) is not read later in
+    the caller's function, the call without has_aux=True and without that name computes the same output
+    (the transform then returns one value less). None otherwise."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, line, filename, statement, location = found
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Tuple) and len(statement.targets[0].elts) >= 2
+            and all(isinstance(e, ast.Name) for e in statement.targets[0].elts)):
+        return None
+    calls = [call for call in ast.walk(statement.value) if isinstance(call, ast.Call) and any(
+        k.arg == "has_aux" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords)]
+    if len(calls) != 1 or any(isinstance(a, ast.Starred) for a in calls[0].args) \
+            or any(k.arg is None for k in calls[0].keywords):
+        return None
+    call = calls[0]
+    name = (text_of(filename, call.func) or "").split(".")[-1]
+    if name not in ("jvp", "vjp", "grad", "jacrev", "jacfwd"):
+        return None
+    targets = statement.targets[0].elts
+    if name in ("jvp", "vjp") and len(targets) != 3 or name not in ("jvp", "vjp") and len(targets) != 2:
+        return None
+    aux = targets[-1].id
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, line) if tree is not None else None
+    if scope is None or any(isinstance(node, ast.Name) and node.id == aux and isinstance(node.ctx, ast.Load)
+                            for node in ast.walk(scope)):
+        return None  # the aux is read somewhere: what it should become is the user's choice
+    parts = [text_of(filename, a) for a in call.args] + \
+        [f"{k.arg}={text_of(filename, k.value)}" for k in call.keywords if k.arg != "has_aux"]
+    if None in parts or any(p is None for p in parts):
+        return None
+    new_call = f"{text_of(filename, call.func)}({', '.join(parts)})"
+    kept = ", ".join(text_of(filename, e) for e in targets[:-1])
+    new_statement = replace_nodes_text(filename, statement, [(statement.targets[0], kept), (call, new_call)])
+    if new_statement is None:
+        return None
+    location.note = f"asks for an auxiliary value ({aux}) that the function does not return"
+    return location, statement_change(
+        location, f"drop has_aux=True and {aux}: the function returns its output alone, {aux} is not read "
+        f"afterwards, and {name}() then returns the same values without it", new_statement)
+
+
 def aux_not_a_pair(context: ErrorContext, already):
-    found = _user_function(context, ("grad_and_value_impl", "_vjp_with_argnums", "wrapper_fn"))
+    found = _user_function(context, _AUX_TRANSFORM_FRAMES) or _lambda_callee(context, _AUX_TRANSFORM_FRAMES)
     if found is None:
         return None
     filename, function = found
@@ -179,6 +279,11 @@ def aux_not_a_pair(context: ErrorContext, already):
                                 "values; gather the auxiliary values into one tuple or dict"))
     elif not isinstance(value, ast.Tuple):
         location.note = "returns one value: there is no auxiliary value"
+        dropped = _aux_dropped_at_call(context, location)
+        if dropped is not None:
+            call_location, change = dropped
+            return diagnosis(codes.AUX_NOT_A_PAIR, call_location, [location], notes, [change, Suggestion(
+                "or return (output, aux) from the function if it should hand back an auxiliary value")])
         helps.append(Suggestion("return (output, aux) if the function has an auxiliary value to hand back, or "
                                 "drop has_aux=True (the transform then returns the gradient alone)"))
     else:
