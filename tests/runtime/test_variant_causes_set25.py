@@ -201,3 +201,66 @@ def test_an_aux_that_is_read_keeps_the_advice(tmp_path):
     diagnosis = outcome.diagnosis
     assert diagnosis.code == "AD234", [d.code for d in outcome.diagnoses]
     assert all(h.location is None for h in diagnosis.help), diagnosis.help
+
+
+# AD303: a deep copy made by library code that bound `copy.deepcopy` when it was imported
+# (torch.optim.swa_utils.AveragedModel does `from copy import deepcopy`) was not seen by the recorder, and
+# the error had no diagnosis. The traceback's copy frame holds the object copied; the diagnosis is a
+# direct deepcopy's, named from the user's call (here an EMA made with get_ema_multi_avg_fn, of a model
+# whose submodule keeps a table computed from a parameter in __init__).
+EMA_OF_MODEL_WITH_COMPUTED_TABLE = """
+    import torch
+    from torch import nn
+    from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
+
+    class Rotary(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.log_freqs = nn.Parameter(torch.zeros(2))
+            self.freqs = self.log_freqs.exp()  # STORED
+
+        def forward(self, x):
+            return x * torch.cos(self.log_freqs.exp())
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rotary = Rotary()
+            self.head = nn.Linear(2, 1)
+
+        def forward(self, x):
+            return self.head(self.rotary(x))
+
+    torch.manual_seed(0)
+    net = Net()
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    x, y = torch.randn(5, 2), torch.randn(5, 1)
+    ema = AveragedModel(net, multi_avg_fn=get_ema_multi_avg_fn(0.9))  # COPY
+    for step in range(3):
+        loss = nn.functional.mse_loss(net(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        ema.update_parameters(net)
+    averaged = [p.detach().clone() for p in ema.parameters()]
+"""
+
+EMA_OF_MODEL_WITH_COMPUTED_TABLE_CORRECT = EMA_OF_MODEL_WITH_COMPUTED_TABLE.replace(
+    "self.freqs = self.log_freqs.exp()  # STORED", "self.freqs = self.log_freqs.exp().detach()  # STORED")
+
+
+def test_a_deepcopy_inside_a_library_call_is_diagnosed(tmp_path):
+    outcome = run_as_script(tmp_path, EMA_OF_MODEL_WITH_COMPUTED_TABLE)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD303", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("COPY")
+    assert diagnosis.extra["non_leaf_paths"] == ["net.rotary.freqs"]
+    assert diagnosis.help[0].location.line == outcome.line("STORED")
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, EMA_OF_MODEL_WITH_COMPUTED_TABLE_CORRECT, "correct.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["averaged"], correct["averaged"]))
+
+
+def test_the_ema_of_a_model_without_graph_tensors_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, EMA_OF_MODEL_WITH_COMPUTED_TABLE_CORRECT)
+    assert outcome.error is None and not outcome.diagnoses
