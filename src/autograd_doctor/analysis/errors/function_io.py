@@ -179,6 +179,24 @@ def _lambda_callee(context: ErrorContext, torch_functions: tuple[str, ...]):
     return None
 
 
+_CONTAINERS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.Tuple)
+
+
+def _one_value(function: ast.FunctionDef, value: ast.expr) -> bool:
+    """Whether the returned expression is one value, not a container written out (a list, a dict) nor a
+    name the function binds to one: the output alone, which the transform differentiates without has_aux."""
+    if isinstance(value, _CONTAINERS + (ast.Starred, ast.Constant)):
+        return False
+    if isinstance(value, ast.Name):
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and any(
+                    isinstance(t, ast.Name) and t.id == value.id
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])) \
+                    and isinstance(node.value, _CONTAINERS):
+                return False
+    return True
+
+
 def _aux_dropped_at_call(context: ErrorContext, returned_location):
     """(the call's location, the help) for a transform called with has_aux=True whose function returns one
     value: where the call's result is unpacked into names whose last one (the aux) is not read later in
@@ -279,7 +297,7 @@ def aux_not_a_pair(context: ErrorContext, already):
                                 "values; gather the auxiliary values into one tuple or dict"))
     elif not isinstance(value, ast.Tuple):
         location.note = "returns one value: there is no auxiliary value"
-        dropped = _aux_dropped_at_call(context, location)
+        dropped = _aux_dropped_at_call(context, location) if _one_value(function, value) else None
         if dropped is not None:
             call_location, change = dropped
             return diagnosis(codes.AUX_NOT_A_PAIR, call_location, [location], notes, [change, Suggestion(
