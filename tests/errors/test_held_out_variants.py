@@ -250,8 +250,8 @@ NOT_YET = {
     "param_groups_per_module_from_modules_recursive": (False, "advice"),
     # AD106: a view taken under no_grad as a constant, its base written after; two meanings, advice.
     "positive_scores_diagonal_under_no_grad_then_masked": (False, "advice"),
-    # AD234: one value returned under has_aux=True gets advice (as set 18's).
-    "robustness_vjp_with_aux_after_features_dropped": (False, "advice"),
+    # AD234: one value returned under has_aux=True: since set 25, the call drops has_aux and the aux name
+    # it never reads (right, on the marked line).
     # AD236: a make_dual tangent of the primal's shape transposed gets no change (as set 17's).
     "weight_direction_drawn_in_math_layout_for_make_dual": (True, "advice"),
     # Set 20 (causes in docs/errors.md, set 20). AD239 converts the tangent at the jvp call as the primal
@@ -330,6 +330,22 @@ NOT_YET = {
     # AD302 names the line that builds the distribution once in __init__ (marked); moving it into the
     # method that reads it is a change of two places: advice.
     "vae_prior_distribution_built_once_in_module_init": (True, "advice"),
+    # Set 25 (causes in docs/errors.md, set 25). AD101: the state is zeroed through a loop variable over
+    # (h, c); the write out of place must rebind h and c themselves: advice.
+    "a2c_lstmcell_state_zeroed_by_bool_index_on_episode_end": (True, "advice"),
+    # AD236 reorders the tangent at the jvp call (right); the variant marks the line that draws it.
+    "attention_sensitivity_direction_drawn_batch_first_for_seq_first_mha": (False, "right"),
+    # AD239 converts the tangent at the jvp call (right); the variant marks the ones_like that makes it.
+    "brightness_sensitivity_tangent_made_like_uint8_image": (False, "right"),
+    # AD237: the Function needs a jvp staticmethod (and what it reads saved): advice.
+    "forward_mode_jacobian_strategy_through_lib_soft_clip_without_jvp": (True, "advice"),
+    # AD235: the grad-mode switch inside forward is not named; advice at the jacobian call.
+    "input_jacobian_strict_of_eval_model_with_grad_enabled_by_training_flag": (False, "advice"),
+    # AD104: a split piece written in place in a loop over zip(groups, gates): no rebinding offered.
+    "moe_dispatch_scales_expert_groups_in_place_after_split": (True, "advice"),
+    # AD303 points at the call that deep-copies (AveragedModel(model)), the catalogue's convention; its
+    # help changes the line that stores the loss, the marked one.
+    "swa_averaged_model_made_after_training_step_kept_loss_on_module": (False, "right"),
 }
 
 # Variants not yet diagnosed with the catalogue's code (set 17's first run): pinned, so that a change

@@ -161,7 +161,8 @@ def _owner_of(obj: Any, path: str, root_name: str) -> Any:
     return owner
 
 
-def deepcopy_error_diagnosis(error: BaseException, obj: Any, stack: tuple[Site, ...] = ()) -> Diagnosis | None:
+def deepcopy_error_diagnosis(error: BaseException, obj: Any, stack: tuple[Site, ...] = (),
+                             root_name: str | None = None) -> Diagnosis | None:
     """AD303 for a `copy.deepcopy(obj)` that raised PyTorch's non-leaf error; None otherwise.
 
     `stack` is the user's stack at the deepcopy call (`capture_user_stack`); the primary
@@ -182,7 +183,8 @@ def deepcopy_error_diagnosis(error: BaseException, obj: Any, stack: tuple[Site, 
     if not stack:
         stack = traceback_stack(error)
     argument, statement = _deepcopy_argument(stack)
-    root_name = argument if argument and argument.isidentifier() else (argument or "obj")
+    if root_name is None:
+        root_name = argument if argument and argument.isidentifier() else (argument or "obj")
     offenders = find_non_leaf_tensors(obj, root_name)
     site = stack[0] if stack else None
     primary = location_of(site, role="deepcopy", note="deepcopy fails here")

@@ -17,7 +17,9 @@ from autograd_doctor.analysis.errors.build import diagnosis, find_calls, stateme
 from autograd_doctor.analysis.errors.context import ErrorContext, last_assignment
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import parse_file, replace_node_text, source_line, statement_location
+from autograd_doctor.diagnosis.source import (
+    parse_file, replace_node_text, replace_nodes_text, source_line, statement_location,
+)
 
 
 def _user_function(context: ErrorContext, torch_functions: tuple[str, ...]):
@@ -127,8 +129,124 @@ def _dataclass_output(context: ErrorContext, filename: str, function: ast.Functi
 
 # ---- AD234: grad(f, has_aux=True) of a function that does not return (output, aux) ------------
 
+_AUX_TRANSFORM_FRAMES = ("grad_and_value_impl", "_vjp_with_argnums", "wrapper_fn", "_jvp_with_argnums")
+
+
+def _lambda_callee(context: ErrorContext, torch_functions: tuple[str, ...]):
+    """(file, def statement) when the function a transform was given is a lambda whose body is one call
+    of a function or method the user wrote (`lambda p: self.log_probs(p, obs)`), found through the
+    lambda's closure and globals (never by calling anything); else None."""
+    import inspect
+
+    from autograd_doctor.recording.frames import in_installed_package, is_internal_file
+
+    for frame, _ in reversed(context.frames):
+        if frame.f_code.co_name not in torch_functions:
+            continue
+        function = frame.f_locals.get("func")
+        code = getattr(function, "__code__", None)
+        if code is None or code.co_name != "<lambda>" or is_internal_file(code.co_filename) \
+                or in_installed_package(code.co_filename):
+            return None
+        tree = parse_file(code.co_filename)
+        lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno] \
+            if tree is not None else []
+        if len(lambdas) != 1 or not isinstance(lambdas[0].body, ast.Call):
+            return None
+        callee = lambdas[0].body.func
+        try:
+            variables = inspect.getclosurevars(function)
+        except (TypeError, ValueError):
+            return None
+        scope = {**variables.builtins, **variables.globals, **variables.nonlocals}
+        if isinstance(callee, ast.Name):
+            target = scope.get(callee.id)
+        elif isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name) and callee.value.id in scope:
+            target = inspect.getattr_static(scope[callee.value.id], callee.attr, None)
+            if target is None:
+                target = inspect.getattr_static(type(scope[callee.value.id]), callee.attr, None)
+        else:
+            return None
+        target = getattr(target, "__func__", target)
+        target_code = getattr(target, "__code__", None)
+        if target_code is None or is_internal_file(target_code.co_filename) \
+                or in_installed_package(target_code.co_filename):
+            return None
+        target_tree = parse_file(target_code.co_filename)
+        defined = [n for n in ast.walk(target_tree) if isinstance(n, ast.FunctionDef)
+                   and n.lineno == target_code.co_firstlineno] if target_tree is not None else []
+        return (target_code.co_filename, defined[0]) if len(defined) == 1 else None
+    return None
+
+
+_CONTAINERS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp, ast.Tuple)
+
+
+def _one_value(function: ast.FunctionDef, value: ast.expr) -> bool:
+    """Whether the returned expression is one value, not a container written out (a list, a dict) nor a
+    name the function binds to one: the output alone, which the transform differentiates without has_aux."""
+    if isinstance(value, _CONTAINERS + (ast.Starred, ast.Constant)):
+        return False
+    if isinstance(value, ast.Name):
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None and any(
+                    isinstance(t, ast.Name) and t.id == value.id
+                    for t in (node.targets if isinstance(node, ast.Assign) else [node.target])) \
+                    and isinstance(node.value, _CONTAINERS):
+                return False
+    return True
+
+
+def _aux_dropped_at_call(context: ErrorContext, returned_location):
+    """(the call's location, the help) for a transform called with has_aux=True whose function returns one
+    value: where the call's result is unpacked into names whose last one (the aux) is not read later in
+    the caller's function, the call without has_aux=True and without that name computes the same output
+    (the transform then returns one value less). None otherwise."""
+    from autograd_doctor.analysis.errors.context import enclosing_function
+
+    found = user_statement(context)
+    if found is None:
+        return None
+    frame, line, filename, statement, location = found
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Tuple) and len(statement.targets[0].elts) >= 2
+            and all(isinstance(e, ast.Name) for e in statement.targets[0].elts)):
+        return None
+    calls = [call for call in ast.walk(statement.value) if isinstance(call, ast.Call) and any(
+        k.arg == "has_aux" and isinstance(k.value, ast.Constant) and k.value.value is True for k in call.keywords)]
+    if len(calls) != 1 or any(isinstance(a, ast.Starred) for a in calls[0].args) \
+            or any(k.arg is None for k in calls[0].keywords):
+        return None
+    call = calls[0]
+    name = (text_of(filename, call.func) or "").split(".")[-1]
+    if name not in ("jvp", "vjp", "grad", "jacrev", "jacfwd"):
+        return None
+    targets = statement.targets[0].elts
+    if name in ("jvp", "vjp") and len(targets) != 3 or name not in ("jvp", "vjp") and len(targets) != 2:
+        return None
+    aux = targets[-1].id
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, line) if tree is not None else None
+    if scope is None or any(isinstance(node, ast.Name) and node.id == aux and isinstance(node.ctx, ast.Load)
+                            for node in ast.walk(scope)):
+        return None  # the aux is read somewhere: what it should become is the user's choice
+    parts = [text_of(filename, a) for a in call.args] + \
+        [f"{k.arg}={text_of(filename, k.value)}" for k in call.keywords if k.arg != "has_aux"]
+    if None in parts or any(p is None for p in parts):
+        return None
+    new_call = f"{text_of(filename, call.func)}({', '.join(parts)})"
+    kept = ", ".join(text_of(filename, e) for e in targets[:-1])
+    new_statement = replace_nodes_text(filename, statement, [(statement.targets[0], kept), (call, new_call)])
+    if new_statement is None:
+        return None
+    location.note = f"asks for an auxiliary value ({aux}) that the function does not return"
+    return location, statement_change(
+        location, f"drop has_aux=True and {aux}: the function returns its output alone, {aux} is not read "
+        f"afterwards, and {name}() then returns the same values without it", new_statement)
+
+
 def aux_not_a_pair(context: ErrorContext, already):
-    found = _user_function(context, ("grad_and_value_impl", "_vjp_with_argnums", "wrapper_fn"))
+    found = _user_function(context, _AUX_TRANSFORM_FRAMES) or _lambda_callee(context, _AUX_TRANSFORM_FRAMES)
     if found is None:
         return None
     filename, function = found
@@ -179,6 +297,11 @@ def aux_not_a_pair(context: ErrorContext, already):
                                 "values; gather the auxiliary values into one tuple or dict"))
     elif not isinstance(value, ast.Tuple):
         location.note = "returns one value: there is no auxiliary value"
+        dropped = _aux_dropped_at_call(context, location) if _one_value(function, value) else None
+        if dropped is not None:
+            call_location, change = dropped
+            return diagnosis(codes.AUX_NOT_A_PAIR, call_location, [location], notes, [change, Suggestion(
+                "or return (output, aux) from the function if it should hand back an auxiliary value")])
         helps.append(Suggestion("return (output, aux) if the function has an auxiliary value to hand back, or "
                                 "drop has_aux=True (the transform then returns the gradient alone)"))
     else:
@@ -490,6 +613,34 @@ def _random_draw_of_another_shape(frame, filename: str, tangent: str, primal: st
     return made, replace_node_text(filename, made, draw, new_call), spelled
 
 
+def _reordered_tangent(filename, statement, location, tangent, tangent_text: str, primal_text: str,
+                       tangent_size: tuple, primal_size: tuple) -> list:
+    """The helps for a tangent whose size is the primal's with its dimensions in another order
+    ([batch, steps, dim] for [steps, batch, dim]): the tangent was built in another layout, and
+    view_as would keep its memory order, so each element would move another element of the primal.
+    Where the sizes are all different the order is known, and the tangent's dimensions are reordered
+    (transpose for a swap of two, permute otherwise); where two sizes are equal it is not, and the
+    help only says so."""
+    if len(set(primal_size)) != len(primal_size):
+        return [Suggestion(f"{tangent_text} has {primal_text}'s sizes in another order, and two of them are equal: "
+                           f"reorder its dimensions to {primal_text}'s layout (transpose/permute) if it was built in "
+                           f"another layout, or view_as({primal_text}) if its elements are in {primal_text}'s order; "
+                           "which one depends on how it was made")]
+    order = [tangent_size.index(size) for size in primal_size]
+    moved = [dimension for dimension, source in enumerate(order) if dimension != source]
+    if len(moved) == 2 and len(primal_size) == 2:
+        reordered = f"{tangent_text}.t()"
+    elif len(moved) == 2:
+        reordered = f"{tangent_text}.transpose({moved[0]}, {moved[1]})"
+    else:
+        reordered = f"{tangent_text}.permute({', '.join(str(source) for source in order)})"
+    return [statement_change(
+        location, f"put {tangent_text}'s dimensions in {primal_text}'s order: its size {list(tangent_size)} is "
+        f"{list(primal_size)} with the dimensions in another order (another layout); view_as would keep its memory "
+        f"order and move other elements than the ones each entry was drawn for",
+        replace_node_text(filename, statement, tangent, reordered))]
+
+
 def tangent_of_another_size(context: ErrorContext, already):
     import torch
 
@@ -522,6 +673,9 @@ def tangent_of_another_size(context: ErrorContext, already):
                 location, f"expand {tangent_text} to {primal_text}'s size: every example (row) moves in the same "
                 "direction, the directional derivative you asked for at each of them",
                 replace_node_text(filename, statement, tangent, f"{tangent_text}.expand_as({primal_text})")))
+        elif len(tangent_size) == len(primal_size) and sorted(tangent_size) == sorted(primal_size):
+            helps.extend(_reordered_tangent(filename, statement, location, tangent, tangent_text, primal_text,
+                                            tangent_size, primal_size))
         elif tangent_value.numel() == primal_value.numel():
             helps.append(statement_change(
                 location, f"give {tangent_text} {primal_text}'s shape: it has the same number of elements, in the "

@@ -1901,6 +1901,9 @@ def grad_of_non_leaf(context: ErrorContext, already):
              f"backward() leaves {name}.grad None (PyTorch only warns about reading it)"]
     if carried is not None:
         return _carried_diagnosis(filename, name, node_name, carried, location, notes)
+    recomputed = _recomputed_attribute_read(frame, filename, reads[0].value, made, line)
+    if recomputed is not None:
+        return _recomputed_attribute_diagnosis(filename, name, location, notes, *recomputed)
     made_file = filename
     if made is None and isinstance(reads[0].value, ast.Attribute):
         owner = value_of(frame, reads[0].value.value)
@@ -1962,6 +1965,87 @@ def grad_of_non_leaf(context: ErrorContext, already):
     helps.append(Suggestion(f"or create {name} directly with the dtype and device it needs and requires_grad=True "
                             "(for a module, move the whole module with .to(), which keeps its parameters leaves)"))
     return diagnosis(codes.NON_LEAF_GRAD_READ, made_location, [location], notes, helps)
+
+
+def _recomputed_attribute_read(frame, filename: str, read: ast.expr, made, line: int):
+    """(the statement to change, the attribute expression, the leaf's text, what computes the attribute)
+    when the tensor whose `.grad` was read comes from reading an attribute that is computed anew at each
+    access: `module.weight` of a module parametrized at `weight` (torch.nn.utils.parametrize, one
+    `original` parameter) or a @property that computes from one parameter (`return self.log_t.exp()`),
+    read either on the failing line (`lr * layer.weight.grad`) or in the assignment of the name read
+    there (`weight = layer.weight`). Such a tensor is made at the read, after any backward() that ran, so
+    `retain_grad()` on it can never fill its .grad; the parameter it is computed from is the leaf whose
+    .grad backward() filled. Evidence required: that parameter's .grad is not None. None otherwise."""
+    import inspect
+
+    import torch
+    from torch.nn.utils import parametrize
+
+    if isinstance(read, ast.Attribute):
+        attribute, statement_line = read, line
+    elif isinstance(made, ast.Assign) and len(made.targets) == 1 and isinstance(made.value, ast.Attribute) \
+            and _made_just_before(filename, made, line):
+        attribute, statement_line = made.value, made.lineno
+    else:
+        return None
+    owner = value_of(frame, attribute.value)
+    module_text = text_of(filename, attribute.value)
+    if owner is None or isinstance(owner, torch.Tensor) or not isinstance(module_text, str):
+        return None
+    if isinstance(owner, torch.nn.Module) and parametrize.is_parametrized(owner, attribute.attr):
+        original = getattr(owner.parametrizations[attribute.attr], "original", None)
+        leaf_text = f"{module_text}.parametrizations.{attribute.attr}.original"
+        how = f"a parametrization computes {module_text}.{attribute.attr} from {leaf_text} at each access"
+    else:
+        prop = inspect.getattr_static(type(owner), attribute.attr, None)
+        if not (isinstance(prop, property) and prop.fget is not None):
+            return None
+        parameter_name = _property_parameter(owner, prop)
+        if parameter_name is None:
+            return None
+        original = owner._parameters[parameter_name]
+        leaf_text = f"{module_text}.{parameter_name}"
+        how = (f"{module_text}.{attribute.attr} is a @property of {type(owner).__name__} that computes it from "
+               f"{leaf_text} at each access")
+    if not isinstance(original, torch.nn.Parameter) or not original.requires_grad or original.grad is None:
+        return None  # no evidence that backward() filled the leaf's gradient
+    return statement_line, text_of(filename, attribute), leaf_text, how
+
+
+def _made_just_before(filename: str, made: ast.stmt, line: int) -> bool:
+    """Whether `made` runs right before the statement at `line` in one call: the same function, earlier
+    in it, outside any loop that does not hold both, and no backward()/grad() call written between
+    them (so the tensor it makes was made after any backward() that filled gradients)."""
+    tree = parse_file(filename)
+    if tree is None or made.lineno >= line or enclosing_function(tree, made.lineno) is not enclosing_function(tree, line):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and node.lineno <= made.lineno <= node.end_lineno \
+                and not node.lineno <= line <= node.end_lineno:
+            return False
+        if isinstance(node, ast.Call) and made.end_lineno < node.lineno < line and (
+                isinstance(node.func, ast.Attribute) and node.func.attr in ("backward", "grad")
+                or isinstance(node.func, ast.Name) and node.func.id in ("backward", "grad")):
+            return False
+    return True
+
+
+def _recomputed_attribute_diagnosis(filename: str, name: str, read_location, notes, statement_line: int,
+                                    attribute_text: str, leaf_text: str, how: str):
+    """AD308 for a `.grad` read of an attribute computed anew at each access: read the leaf instead."""
+    notes.append(f"{how}: each read makes a new tensor, after backward() ran, so it never has a .grad "
+                 "(retain_grad() on it cannot help); backward() filled the .grad of the leaf it is computed from")
+    change = line_change(filename, statement_line, attribute_text, leaf_text,
+                         f"read the gradient of {leaf_text}, the parameter the optimizer trains and whose .grad "
+                         f"backward() filled, instead of {attribute_text}, which is computed from it")
+    if change is None:
+        return diagnosis(codes.NON_LEAF_GRAD_READ, read_location, notes=notes, help=[Suggestion(
+            f"read the gradient of {leaf_text} instead of {attribute_text}")])
+    made_location = dataclasses.replace(change.location,
+                                        role="made" if statement_line != read_location.line else "read",
+                                        note=f"{attribute_text} is computed at this read, not a leaf")
+    related = [read_location] if statement_line != read_location.line else []
+    return diagnosis(codes.NON_LEAF_GRAD_READ, made_location, related, notes, [change])
 
 
 def _module_attributes_listed(frame, filename: str, name: str, line: int):
