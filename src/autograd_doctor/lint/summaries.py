@@ -171,12 +171,9 @@ class FunctionSummaries:
         of the function itself)."""
         if not scope.parameter_saves:
             return
-        positional = [a.arg for a in node.args.posonlyargs + node.args.args]
-        if method:
-            if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
-                   for d in node.decorator_list):
-                return
-            positional = positional[1:]
+        positional = _caller_positional(node, method)
+        if positional is None:
+            return
         order = positional + [a.arg for a in node.args.kwonlyargs]
         unconditional = _unconditional_nodes(node)
         found = {}
@@ -208,12 +205,9 @@ class FunctionSummaries:
         if len(shapes) != 1:
             return
         width = shapes.pop()
-        positional = [a.arg for a in node.args.posonlyargs + node.args.args]
-        if method:
-            if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")
-                   for d in node.decorator_list):
-                return
-            positional = positional[1:]
+        positional = _caller_positional(node, method)
+        if positional is None:
+            return
         # a call that unpacks `*args` into the parameters fills them exactly only when
         # none has a default and none collects the rest
         exact = None if (node.args.defaults or node.args.vararg) else len(positional)
@@ -858,3 +852,13 @@ def _within(node, ranges) -> bool:
     """``node`` lies in one of the statements of ``ranges`` (_unconditional_lines)."""
     return any(start <= node.lineno and node.end_lineno <= end for start, end in ranges)
 
+
+def _caller_positional(node, method: bool) -> list[str] | None:
+    """The names of the positional parameters a caller's arguments fill, in order (a method's
+    `self` left out); None for a static or class method, whose first argument is not known."""
+    positional = [a.arg for a in node.args.posonlyargs + node.args.args]
+    if not method:
+        return positional
+    if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list):
+        return None
+    return positional[1:]
