@@ -29,6 +29,23 @@ def tiny_mlp():
     return step
 
 
+def tiny_steps():
+    """Many small optimizer steps, like an optimizer's test suite (optimi's: hundreds of
+    backward()/step() pairs on small tensors): the doctor's fixed cost per backward() and per
+    step() dominates here, not its cost per op."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 1))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x, y = torch.randn(8, 16), torch.randn(8, 1)
+
+    def step():
+        optimizer.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        optimizer.step()
+
+    return step
+
+
 class BasicBlock(nn.Module):
     """ResNet's basic block: conv-bn-relu(inplace)-conv-bn, residual `+=`, relu(inplace)."""
 
@@ -213,4 +230,5 @@ WORKLOADS = {
     "LSTM LM (2 layers, BPTT x3, clip)": lstm,
     "ViT-style (2 layers, d=64, AdamW)": vit,
     "tiny MLP (width 64, batch 32)": tiny_mlp,
+    "Tiny steps (MLP width 16, Adam, batch 8)": tiny_steps,
 }

@@ -735,56 +735,67 @@ class Doctor:
         parameters (AD177), and was a tied parameter unfrozen through one of its names (AD172)?"""
         if self.silent == "ignore":
             return
+        optimizer, stack, recorder = event.optimizer, event.stack, self.recorder
         try:
-            self._ungraded_step_writes.before_step(event.optimizer, event.stack)  # AD322, after the step
+            self._ungraded_step_writes.before_step(optimizer, stack)  # AD322, after the step
         except Exception:
             internal_error()
-        self._report_silent(update_order.misplaced_clip_diagnosis, event.optimizer, event.stack, self.recorder)
-        self._report_silent(update_order.clip_before_unscale_diagnosis, event.optimizer, event.stack, self.recorder)
-        if self.recorder.grad_scalers.calls:  # (AD248 needs an unscale_() call; most programs make none)
-            self._report_silent(update_order.double_unscale_diagnosis, event.optimizer, event.stack, self.recorder)
-        self._report_silent(update_order.clip_inside_accumulation_diagnosis, event.optimizer, event.stack,
-                            self.recorder)
-        self._report_silent(update_order.gradients_never_cleared_diagnosis, event.optimizer, event.stack,
-                            self.recorder)
-        if self.recorder.optimizer_clears.partial_clears:  # (AD229 needs a model.zero_grad() that left some)
-            self._report_silent(update_order.partial_clear_diagnosis, event.optimizer, event.stack, self.recorder)
-        self._report_silent(update_order.gradients_left_by_another_diagnosis, event.optimizer, event.stack,
-                            self.recorder)
-        self._report_silent(update_order.gradients_added_by_another_diagnosis, event.optimizer, event.stack,
-                            self.recorder)
-        self._report_silent(update_order.clip_of_other_parameters_diagnosis, event.optimizer, event.stack,
-                            self.recorder)
-        self._report_silent(self._discarded_clamps.at_step, event.optimizer, event.stack)
-        self._report_silent(self._no_grad_aliases.at_step, event.optimizer, event.stack)
-        self._report_silent(requires_grad_flags.requires_grad_attribute_diagnosis, event.optimizer, event.stack,
-                            self.recorder)
-        self._report_silent(frozen_step.frozen_step_diagnosis, event.optimizer, event.stack, self.recorder,
-                            self._optimizers_trained)
-        self._report_silent(self._untrained_parameters.at_step, event.optimizer, event.stack)
-        # An explainer's optimizer built from its parameters() that also steps the evaluated model (AD249).
-        self._report_silent(self._probed_model_steps.at_step, event.optimizer, event.stack,
-                            self._optimizers_trained)
-        self._report_silent(self._copies_through_data.at_step, event.optimizer, event.stack)
-        self._report_silent(self._zero_factor_parameters.at_step, event.optimizer, event.stack)
-        self._report_silent(self._graph_gradients.at_step, event.optimizer, event.stack, self.recorder)
-        self._report_silent(self._straight_through_terms.at_step, event.optimizer, event.stack)
-        self._report_silent(self._unused_submodules.at_step, event.optimizer, event.stack)
-        self._report_silent(self._eval_mode_steps.at_step, event.optimizer, event.stack)
-        # A module stepped by the optimizer whose forward carries a grad-off decorator (AD240).
-        self._report_silent(self._decorated_forward_parameters.at_step, event.optimizer, event.stack)
-        # An embedding rebuilt from a trained tensor, frozen by from_pretrained's default (AD241).
-        self._report_silent(self._default_frozen_layers.at_step, event.optimizer, event.stack)
+        # The checks in their order, each as `_report_silent` would run it (its exception is the
+        # doctor's internal error and the next check runs; a diagnosis is warned or raised, and a
+        # raised one ends the step's checks), without a wrapper's call per check: a small step
+        # (an optimizer's test suite) pays these checks' fixed cost hundreds of times.
+        with_recorder = (optimizer, stack, recorder)
+        plain = (optimizer, stack)
+        trained = self._optimizers_trained
+        checks = [
+            (update_order.misplaced_clip_diagnosis, with_recorder),
+            (update_order.clip_before_unscale_diagnosis, with_recorder),
+        ]
+        if recorder.grad_scalers.calls:  # (AD248 needs an unscale_() call; most programs make none)
+            checks.append((update_order.double_unscale_diagnosis, with_recorder))
+        checks.append((update_order.clip_inside_accumulation_diagnosis, with_recorder))
+        checks.append((update_order.gradients_never_cleared_diagnosis, with_recorder))
+        if recorder.optimizer_clears.partial_clears:  # (AD229 needs a model.zero_grad() that left some)
+            checks.append((update_order.partial_clear_diagnosis, with_recorder))
+        checks += (
+            (update_order.gradients_left_by_another_diagnosis, with_recorder),
+            (update_order.gradients_added_by_another_diagnosis, with_recorder),
+            (update_order.clip_of_other_parameters_diagnosis, with_recorder),
+            (self._discarded_clamps.at_step, plain),
+            (self._no_grad_aliases.at_step, plain),
+            (requires_grad_flags.requires_grad_attribute_diagnosis, with_recorder),
+            (frozen_step.frozen_step_diagnosis, (optimizer, stack, recorder, trained)),
+            (self._untrained_parameters.at_step, plain),
+            # An explainer's optimizer built from its parameters() that also steps the evaluated model (AD249).
+            (self._probed_model_steps.at_step, (optimizer, stack, trained)),
+            (self._copies_through_data.at_step, plain),
+            (self._zero_factor_parameters.at_step, plain),
+            (self._graph_gradients.at_step, with_recorder),
+            (self._straight_through_terms.at_step, plain),
+            (self._unused_submodules.at_step, plain),
+            (self._eval_mode_steps.at_step, plain),
+            # A module stepped by the optimizer whose forward carries a grad-off decorator (AD240).
+            (self._decorated_forward_parameters.at_step, plain),
+            # An embedding rebuilt from a trained tensor, frozen by from_pretrained's default (AD241).
+            (self._default_frozen_layers.at_step, plain),
+        )
+        for build, arguments in checks:
+            try:
+                diagnosis = build(*arguments)
+            except Exception:
+                internal_error()
+                continue
+            if diagnosis is not None:
+                self._raise_or_warn(diagnosis)
         if event.swaps:
-            self._report_silent(self._parameters_made_in_forward.at_step, event.optimizer, event.stack,
+            self._report_silent(self._parameters_made_in_forward.at_step, optimizer, stack,
                                 event.swaps, self._optimizer_scans)
             # A parameter tied to another module's, unfrozen through one name only (AD172).
-            self._report_silent(self._tied_parameters.at_step, event.optimizer, event.stack, event.swaps)
-        if self._report_silent(self._ungraded_gathers.at_step, event.optimizer, event.stack) is not None:
+            self._report_silent(self._tied_parameters.at_step, optimizer, stack, event.swaps)
+        if self._report_silent(self._ungraded_gathers.at_step, optimizer, stack) is not None:
             # Its empty steps, if none of its parameters trains, are this same problem (not AD214 again).
-            self._gradientless_steps.cover([event.optimizer])
-        self._report_silent(self._gradientless_steps.at_step, event.optimizer, event.stack, self.recorder,
-                            self._optimizers_trained)
+            self._gradientless_steps.cover([optimizer])
+        self._report_silent(self._gradientless_steps.at_step, optimizer, stack, recorder, trained)
         if event.optimizer in self._stale_optimizers_reported:
             return
         try:

@@ -237,11 +237,23 @@ def as_own_work(function):
     """`function` (a hook of the doctor's that torch calls) run as the doctor's own work."""
 
     def own_work(*args, **kwargs):
-        started = own_work_started()
+        # `own_work_started` and `own_work_done` written out: torch calls these hooks at every
+        # optimizer step, and a small step pays their calls more than their work.
+        if not _USABLE:
+            return function(*args, **kwargs)
+        own = _own_work
+        state = _state_now()
+        own.program_states.append(state)
+        before = own.active
+        own.active = True
+        if state is _ENABLED:
+            _set_state(_SUBCLASSES_OFF)
         try:
             return function(*args, **kwargs)
         finally:
-            own_work_done(started)
+            own.program_states.pop()
+            own.active = before
+            _set_state(state)
 
     own_work.__name__ = getattr(function, "__name__", "own_work")
     own_work.__qualname__ = getattr(function, "__qualname__", own_work.__name__)
