@@ -235,6 +235,200 @@ def main():
 '''
 
 
+# written after the change, in shapes it was not tuned on: keywords, two levels of parts
+
+FALSE_KW = '''
+import torch
+from torch import nn
+
+
+class BoxPool(nn.Module):
+    def __init__(self, square=True):
+        super().__init__()
+        self.square = square
+
+    def forward(self, features, boxes):
+        rois = boxes.clone()
+        if self.square:
+            side = rois[:, 2:4].prod(dim=1, keepdim=True).sqrt()
+            rois[:, 2:4] = side
+        weights = torch.softmax(rois, dim=1)
+        return features * weights.sum(dim=1, keepdim=True)
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+        self.pool = BoxPool()
+
+    def forward(self, x, boxes):
+        h = self.enc(x)
+        return self.pool(features=h, boxes=boxes)
+
+
+def main():
+    model = Head()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(2):
+        x, boxes = torch.randn(3, 4), torch.rand(3, 4) + 0.1
+        loss = model(x, boxes).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+'''
+
+
+REAL_KW = '''
+import torch
+from torch import nn
+
+
+class BoxPool(nn.Module):
+    def __init__(self, square=True):
+        super().__init__()
+        self.square = square
+
+    def forward(self, features, boxes):
+        rois = boxes.clone()
+        if self.square:
+            side = rois[:, 2:4].prod(dim=1, keepdim=True).sqrt()
+            rois[:, 2:4] = side
+        weights = torch.softmax(rois, dim=1)
+        return features * weights.sum(dim=1, keepdim=True)
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+        self.pool = BoxPool()
+        self.refine = nn.Linear(4, 4)
+
+    def forward(self, x, boxes):
+        h = self.enc(x)
+        return self.pool(features=h, boxes=self.refine(boxes))
+
+
+def main():
+    model = Head()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(2):
+        x, boxes = torch.randn(3, 4), torch.rand(3, 4) + 1.0
+        loss = model(x, boxes).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+'''
+
+
+FALSE_TWO_LEVELS = '''
+import torch
+from torch import nn
+
+
+class BoxPool(nn.Module):
+    def __init__(self, square=True):
+        super().__init__()
+        self.square = square
+
+    def forward(self, features, boxes):
+        rois = boxes.clone()
+        if self.square:
+            side = rois[:, 2:4].prod(dim=1, keepdim=True).sqrt()
+            rois[:, 2:4] = side
+        weights = torch.softmax(rois, dim=1)
+        return features * weights.sum(dim=1, keepdim=True)
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+        self.pool = BoxPool()
+
+    def forward(self, x, boxes):
+        h = self.enc(x)
+        return self.pool(h, boxes)
+
+
+
+class Tracker(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(4, 4)
+        self.head = Head()
+
+    def forward(self, x, boxes):
+        return self.head(self.backbone(x), boxes)
+
+
+def main():
+    model = Tracker()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(2):
+        x, boxes = torch.randn(3, 4), torch.rand(3, 4) + 0.1
+        loss = model(x, boxes).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+'''
+
+
+REAL_TWO_LEVELS = '''
+import torch
+from torch import nn
+
+
+class BoxPool(nn.Module):
+    def __init__(self, square=True):
+        super().__init__()
+        self.square = square
+
+    def forward(self, features, boxes):
+        rois = boxes.clone()
+        if self.square:
+            side = rois[:, 2:4].prod(dim=1, keepdim=True).sqrt()
+            rois[:, 2:4] = side
+        weights = torch.softmax(rois, dim=1)
+        return features * weights.sum(dim=1, keepdim=True)
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(4, 4)
+        self.pool = BoxPool()
+
+    def forward(self, x, boxes):
+        h = self.enc(x)
+        return self.pool(h, boxes)
+
+
+
+class Tracker(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.backbone = nn.Linear(4, 4)
+        self.head = Head()
+        self.box_net = nn.Linear(4, 4)
+
+    def forward(self, x, boxes):
+        return self.head(self.backbone(x), self.box_net(boxes) + 1.0)
+
+
+def main():
+    model = Tracker()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(2):
+        x, boxes = torch.randn(3, 4), torch.rand(3, 4) + 0.1
+        loss = model(x, boxes).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+'''
+
+
 def _train_loss_module(ns, real):
     if real:
         model = ns["Distiller"]()
@@ -263,10 +457,13 @@ def _run(name, source):
 
 
 FALSE = {"false_box_pool": FALSE_BOX_POOL, "false_loss_targets": FALSE_LOSS_TARGETS,
-         "false_method_pos0": FALSE_METHOD_POS0}
+         "false_method_pos0": FALSE_METHOD_POS0, "false_kw": FALSE_KW,
+         "false_two_levels": FALSE_TWO_LEVELS}
 REAL = {"real_box_pool": (REAL_BOX_POOL, "rois[:, 2:4] = side"),
         "real_loss_targets": (REAL_LOSS_TARGETS, "gain[2:4] = s"),
-        "real_method_pos1": (REAL_METHOD_POS1, "soft[mask < 0] = 0.0")}
+        "real_method_pos1": (REAL_METHOD_POS1, "soft[mask < 0] = 0.0"),
+        "real_kw": (REAL_KW, "rois[:, 2:4] = side"),
+        "real_two_levels": (REAL_TWO_LEVELS, "rois[:, 2:4] = side")}
 
 
 @pytest.mark.parametrize("name", sorted(FALSE))
