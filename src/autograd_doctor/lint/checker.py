@@ -73,6 +73,8 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         # functions, ADL003's steps)
         self.notes: dict[str, list] = defaultdict(list)
         self.graph_callers = GraphCallers()  # same-file calls that pass graph tensors
+        # the same for the calls of the modules' helpers in a file that runs no backward
+        self.module_callee_callers = GraphCallers()
         # (receiver, method) -> the method surely uses no layer of it (held_methods.py)
         self.layer_free_methods: dict[tuple, bool] = {}
         self.summaries = FunctionSummaries()  # what same-file functions return (summaries.py)
@@ -174,6 +176,7 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         if scope.graph_arguments and tensor and not const and not graph and \
                 self.result_carries_graph(value):
             scope.graph_arguments.add(name)
+            self.note_origins(name, value)
         else:
             scope.graph_arguments.discard(name)
         if scope.untyped_arguments:
@@ -357,6 +360,9 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             self.scope.graph_arguments.update(
                 a.arg for a in all_args if a.arg in self.scope.tensors and a.arg not in grad_free)
         self.scope.provisional = not called_with_graph and bool(self.scope.graph_arguments)
+        if self.scope.provisional:
+            self.note_parameter_origins(args, method=module_class is not None
+                                        or self.scope.owner_class is not None)
         if self.file.trains and not grad_off and not called_with_graph and not is_forward:
             self.note_untyped_arguments(all_args, grad_free, method=module_class is not None
                                         or self.scope.owner_class is not None)
@@ -408,6 +414,34 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
         self.return_ops = outer_ops
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def note_parameter_origins(self, args, method: bool) -> None:
+        """Each graph argument's origin: its name and its call position (after `self`
+        for a method); a keyword-only one by name only."""
+        positional = args.posonlyargs + args.args
+        origins = {}
+        for i, a in enumerate(positional):
+            if a.arg in self.scope.graph_arguments and not (method and i == 0):
+                origins[a.arg] = frozenset((a.arg, i - 1 if method else i))
+        for a in args.kwonlyargs:
+            if a.arg in self.scope.graph_arguments:
+                origins[a.arg] = frozenset((a.arg,))
+        self.scope.argument_origins = origins
+        self.scope.all_argument_origins = frozenset().union(*origins.values())
+
+    def note_origins(self, name: str, value) -> None:
+        """``name`` now holds a value computed from the function's graph arguments."""
+        if self.scope.provisional and value is not None:
+            self.scope.argument_origins[name] = self.argument_origins_of(value)
+
+    def argument_origins_of(self, node) -> frozenset:
+        """The parameters (names and positions) whose graph ``node`` may carry; a graph
+        argument whose origin the walk did not record counts as any of them."""
+        origins = frozenset()
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id in self.scope.graph_arguments:
+                origins |= self.scope.argument_origins.get(n.id, self.scope.all_argument_origins)
+        return origins
 
     def note_untyped_arguments(self, all_args, grad_free, method: bool) -> None:
         """`def scatter_softmax(src, index)`: parameters without an annotation that the

@@ -83,6 +83,12 @@ class Scope:
     # (``graph_callers.py``); the saves whose graph comes from nothing else.
     provisional: bool = False
     provisional_saves: set = field(default_factory=set, init=False)
+    # which of the function's parameters (their names and call positions) a graph
+    # argument and a provisional save come from: its graph is evidence only where a
+    # call passes one at one of those (name -> origins, seq -> origins)
+    argument_origins: dict = field(default_factory=dict, init=False)
+    all_argument_origins: frozenset = frozenset()
+    provisional_origins: dict = field(default_factory=dict, init=False)
     # Untyped parameters of a function in a file that trains (no annotation, not known
     # to be tensors), and the tensors computed from them, not re-bound, each with the
     # positions and names of the parameters it comes from: their graph is evidence only

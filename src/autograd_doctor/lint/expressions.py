@@ -74,6 +74,8 @@ class ExpressionEvents:
                 self.scope.name_calls.append((self.seq, node))  # `finish_episode(states, log_probs)`
             if self.scope.module_class:
                 self.modules.module_callees.add(func.id)  # a helper of the module's methods
+                if not self.file.trains and (node.args or node.keywords):
+                    self.record_graph_call(node, self.module_callee_callers)
         if self.file.trains and not self.scope.grad_off and (node.args or node.keywords):
             self.record_graph_call(node)
         if (node.args or node.keywords) and not self.scope.grad_off and (
@@ -136,7 +138,7 @@ class ExpressionEvents:
         if module:
             (self.modules.frozen.add if frozen else self.modules.frozen.discard)(module)
 
-    def record_graph_call(self, call) -> None:
+    def record_graph_call(self, call, callers=None) -> None:
         """A call of a same-file function `f(...)` / `self.f(...)` that passes a value
         with a graph (graph_callers.py): known here, or computed from this function's
         own parameters, which then need evidence of their own."""
@@ -152,6 +154,7 @@ class ExpressionEvents:
             callee = held_method(self, call)
         if callee is None:
             return
+        callers = self.graph_callers if callers is None else callers
         scope = self.scope
         for i, value in enumerate(list(call.args) + [k.value for k in call.keywords]):
             if isinstance(value, ast.Starred):
@@ -160,13 +163,14 @@ class ExpressionEvents:
             if self.is_graph(value) or self.calls_parameter(value) or (
                     isinstance(value, ast.Name) and self.graph_binding_reaches(value.id, call)):
                 where = _landing(call, i)
-                self.graph_callers.graph_call(callee, where)  # `f(layer(x))`, `f(model(x))`
+                callers.graph_call(callee, where)  # `f(layer(x))`, `f(model(x))`
             elif scope.graph_arguments and self.result_carries_graph(value):
                 where = _landing(call, i)
-                if scope.provisional:
-                    self.graph_callers.handed_on(scope.evidence_key, callee, where)
+                if scope.provisional:  # only where this function is fed at its origins
+                    callers.handed_on(scope.evidence_key, callee, where,
+                                                 self.argument_origins_of(value))
                 else:  # a forward()'s arguments, a log_prob's value
-                    self.graph_callers.graph_call(callee, where)
+                    callers.graph_call(callee, where)
 
     def graph_binding_reaches(self, name: str, call) -> bool:
         """A binding of ``name`` that carries a graph (or calls a parameter) reaches
@@ -464,6 +468,7 @@ class ExpressionEvents:
             self.scope.graph_saves.add(seq)
             if self.scope.provisional and not self.is_graph(source):
                 self.scope.provisional_saves.add(seq)  # only the parameters' graph
+                self.scope.provisional_origins[seq] = self.argument_origins_of(source)
         elif self.scope.untyped_arguments and self.computed_from_untyped_arguments(source):
             self.scope.graph_saves.add(seq)
             self.scope.untyped_saves[seq] = self.untyped_origins(source)  # only the untyped parameters' graph

@@ -171,6 +171,7 @@ class AssignmentEvents:
                     elif pieces and self.scope.graph_arguments and \
                             self.result_carries_graph(self.split_source(value)):
                         self.scope.graph_arguments.add(elt.id)
+                        self.note_origins(elt.id, self.split_source(value))
                 elif isinstance(elt, ast.Attribute) and value is not None and self.module_output(value):
                     self.assign_attribute(elt, value, stmt)  # `out, self.hidden = self.rnn(x, self.hidden)`
                 elif isinstance(elt, ast.Attribute) and isinstance(value, ast.Name) \
@@ -480,6 +481,7 @@ class AssignmentEvents:
             elif entry == "args" and self.scope.graph_arguments and any(
                     self.result_carries_graph(a) for a in value.args if not isinstance(a, ast.Starred)):
                 self.scope.graph_arguments.add(elt.id)
+                self.note_origins(elt.id, value)
         return True
 
     def values_indices_source(self, value, target):
@@ -519,6 +521,7 @@ class AssignmentEvents:
                     self.scope.graph.add(n.id)
                 elif from_arguments:
                     self.scope.graph_arguments.add(n.id)
+                    self.note_origins(n.id, source)
 
     def holds_written_graph(self, base: str, value) -> None:
         """`b = torch.zeros(n); b[0] = x * w`: the tensor now holds a value with a
@@ -529,6 +532,8 @@ class AssignmentEvents:
         elif self.scope.graph_arguments and self.result_carries_graph(value):
             self.scope.consts.discard(base)
             self.scope.graph_arguments.add(base)  # from a forward()'s argument
+            self.scope.argument_origins[base] = self.argument_origins_of(value) | \
+                self.scope.argument_origins.get(base, frozenset())
 
     def after_named_value(self, name, value):
         """Record what an op saved when its result is bound to ``name``; also when

@@ -122,6 +122,10 @@ class Summary(NamedTuple):
     parts: frozenset  # classes built as a part where that is evidence by itself
     held: tuple     # (building class, part class, `self.<holder>` it is kept in)
     uses: dict      # building class -> holder -> _COMPUTED or _HANDED_ON
+    # building class -> holder -> ((position or keyword, origins), ...) per argument of
+    # each call: origins None for a value the builder computed, else the builder's
+    # forward() parameters (names and positions) the value is handed on from
+    position_uses: dict = {}
 
 
 # How a building class calls a part it holds, with gradients on: with values it
@@ -138,6 +142,7 @@ def summarise(tree: ast.Module) -> Summary:
     parts: set[str] = set()
     held: list = []
     uses: dict = {}
+    position_uses: dict = {}
     in_modules: set = set()  # calls inside module classes: counted there, through holders
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
@@ -160,11 +165,12 @@ def summarise(tree: ast.Module) -> Summary:
                         parts.add(name)
                 held.extend((node.name, part, holder) for part, holder in _factory_held(node, factories))
                 uses[node.name] = _holder_uses(node)
+                position_uses[node.name] = _holder_position_uses(node)
         elif isinstance(node, ast.Call) and last_name(node.func) in _CONTAINERS \
                 and id(node) not in in_modules:
             for arg in list(node.args) + [k.value for k in node.keywords]:
                 parts.update(_called_names(arg))
-    return Summary(bases, frozenset(parts), tuple(held), uses)
+    return Summary(bases, frozenset(parts), tuple(held), uses, position_uses)
 
 
 def _factory_calls(cls: ast.ClassDef) -> set:
@@ -293,6 +299,88 @@ def _holder_uses(cls: ast.ClassDef) -> dict:
     return uses
 
 
+
+
+def _holder_position_uses(cls: ast.ClassDef) -> dict:
+    """holder -> ((position or keyword, origins), ...): what each call of the part
+    (as ``_holder_uses`` finds them) passes at each position.  origins None: a value
+    the method computed (evidence there); a frozenset: the forward()'s own parameters
+    the value hands on (names and positions after `self`; evidence where the builder
+    is fed there); a constant, or a value after `*args` / in `**kwargs`: nothing."""
+    uses: dict = {}
+    for method in cls.body:
+        if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        off = any(last_name(d.func if isinstance(d, ast.Call) else d) in _GRAD_OFF
+                  for d in method.decorator_list)
+        positional = [a.arg for a in method.args.posonlyargs + method.args.args][1:]
+        params = set(positional) | {a.arg for a in method.args.kwonlyargs}
+        if method.args.vararg:
+            params.add(method.args.vararg.arg)
+        rebound = {n.id for n in ast.walk(method) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        handed = params - rebound
+        for holder, call in _calls_of_holders(method.body, off, {}):
+            places = uses.setdefault(holder, [])
+            landings = []
+            for i, arg in enumerate(call.args):
+                if isinstance(arg, ast.Starred):
+                    break  # later positions unknown
+                landings.append((i, arg))
+            landings += [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+            for where, value in landings:
+                if isinstance(value, ast.Constant):
+                    continue
+                if method.name == "forward" and _handed_on(value, handed):
+                    names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and n.id in handed}
+                    origins = frozenset(names) | frozenset(
+                        positional.index(n) for n in names if n in positional)
+                    places.append((where, origins))
+                else:
+                    places.append((where, None))
+    return {holder: tuple(places) for holder, places in uses.items()}
+
+
+def part_positions(cls: str, filename: str, tree: ast.Module | None = None) -> set:
+    """The positions and keywords (``"*"``: every one) at which the module class ``cls``
+    (defined in ``filename``) is fed a graph as another module's part: a holder's call
+    that passes a computed value there, or hands on there its own forward()'s argument
+    where its class is itself fed so.  Empty: no evidence."""
+    own = summarise(tree) if tree is not None else None
+    files = ()
+    if filename and not filename.startswith("<"):
+        files = _repository_files(_repository(os.path.dirname(os.path.abspath(filename))))
+    return _positions(cls, own, files, {})
+
+
+def _positions(cls: str, own, files, memo: dict) -> set:
+    if cls in memo:
+        return memo[cls]
+    memo[cls] = set()  # a cycle gives no evidence
+    word = re.compile(r"\b%s\b" % re.escape(cls))
+    found = [s for s in [own] + [_file_summary(p) for p in files if word.search(_text(p))] if s]
+    if any(cls in summary.parts for summary in found):
+        memo[cls] = {"*"}
+        return memo[cls]
+    out: set = set()
+    for summary in found:
+        for builder, part, holder in summary.held:
+            if part != cls:
+                continue
+            places = summary.position_uses.get(builder, {}).get(holder, ())
+            for where, origins in places:
+                if where in out:
+                    continue
+                if origins is None:
+                    out.add(where)
+                elif origins:
+                    fed = _positions(builder, own, files, memo)
+                    if "*" in fed or origins & fed:
+                        out.add(where)
+    subclasses = {sub for summary in found for sub, names in summary.bases.items() if cls in names}
+    for sub in sorted(subclasses):
+        out |= _positions(sub, own, files, memo)
+    memo[cls] = out
+    return out
 
 
 def _calls_of_holders(body, off: bool, loop_names: dict):

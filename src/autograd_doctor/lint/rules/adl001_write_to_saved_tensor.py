@@ -11,7 +11,8 @@ from autograd_doctor.lint.findings import Fix
 from autograd_doctor.lint.instance_callers import runs_only_without_gradients
 from autograd_doctor.lint.source import ATOMS
 from autograd_doctor.lint.repository_callers import called_only_without_gradients
-from autograd_doctor.lint.submodules import built_as_part
+from autograd_doctor.lint.graph_callers import meets
+from autograd_doctor.lint.submodules import part_positions
 
 from autograd_doctor.lint.rules.base import Rule
 
@@ -221,11 +222,14 @@ def _inference_method(checker, scope) -> bool:
     return called_only_without_gradients(scope.name, checker.filename, checker.tree)
 
 
-def _check_writes(checker, scope, returned_only: bool, made_here: bool = False, quiet=None) -> None:
+def _check_writes(checker, scope, returned_only: bool, made_here=None, quiet=None) -> None:
     """``made_here``: only tensors the function computed itself, not its arguments
     (a helper that updates a caller's state in place, a generation cache, may
-    well be called only on paths that never backpropagate).  ``quiet()``, asked
-    before the first finding or note: the function runs only without gradients."""
+    well be called only on paths that never backpropagate); it is then
+    ``made_here(scope, op_node)``: whether a save without a graph of its own has
+    one from the parameters the module's calls pass a graph at (``_helper_fed``).
+    ``quiet()``, asked before the first finding or note: the function runs only
+    without gradients."""
     for w in scope.writes:
         if not w.grad_on or id(w.node) in scope.reported:
             continue
@@ -236,7 +240,7 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False, 
         for seq, key, how, op_node in reversed(scope.saves.get(w.name, ())):
             # a helper that a module's methods call with gradients on (``made_here``):
             # its callers pass it their graph tensors, the evidence for its saves
-            if seq < w.seq and (seq in scope.graph_saves or made_here) \
+            if seq < w.seq and _has_graph(scope, seq, op_node, made_here) \
                     and not scope.rebound_on_every_path(w.name, seq, w.seq) \
                     and op_node is not w.node and not _feeds_only_a_comparison(op_node) \
                     and not _result_only_compared(checker, scope, op_node) \
@@ -245,7 +249,7 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False, 
                     and not scope.backward_between(seq, w.seq) \
                     and (not returned_only or _feeds_return(checker, scope, op_node)):
                 if seq in scope.provisional_saves and not made_here:
-                    waiting = waiting or (key, how, op_node)
+                    waiting = waiting or (key, how, op_node, scope.provisional_origins.get(seq, frozenset()))
                     continue
                 if seq in scope.untyped_saves and not made_here:
                     untyped = untyped or (scope.untyped_saves[seq], key, how, op_node)
@@ -281,7 +285,74 @@ def _check_writes(checker, scope, returned_only: bool, made_here: bool = False, 
                 scope.reported.add(id(w.node))
 
 
-def _saved_by_previous_iteration(scope, w, made_here: bool):
+def _has_graph(scope, seq, op_node, made_here) -> bool:
+    """The save ``seq`` keeps a tensor of a graph: with evidence in the function, or,
+    in a module's helper (``made_here``), one that its own parameters bring where the
+    module's calls pass a graph at their positions."""
+    if not made_here:
+        return seq in scope.graph_saves
+    if seq in scope.graph_saves and seq not in scope.provisional_saves and seq not in scope.untyped_saves:
+        return True
+    return made_here(scope, op_node)
+
+
+def _helper_fed(checker):
+    """``made_here`` for the helpers the file's modules call: a save computed from the
+    helper's parameters has a graph where some call passes one at one of their
+    positions (or keywords): directly, or handing on a forward()'s argument of a
+    class fed there as another module's part (graph_callers.py; set AN: SOTS's
+    `build_targets(p, targets, model)`, handed a loss module's data `targets`)."""
+    cache = {}
+
+    def fed(scope, op_node) -> bool:
+        if "places" not in cache:
+            places = {}
+            for callers in (checker.graph_callers, checker.module_callee_callers):
+                _feed_parts(checker, callers, set(callers.hands_on))
+                for key, where in callers.fed_positions().items():
+                    places.setdefault(key, set()).update(where)
+            cache["places"] = places
+        fed_at = cache["places"].get(scope.name, ())
+        return bool(fed_at) and meets(_parameter_origins(scope, op_node), fed_at)
+    return fed
+
+
+def _parameter_origins(scope, node) -> frozenset:
+    """The function's parameters (names and call positions, after `self` in a method)
+    that ``node``'s names come from, through the function's bindings."""
+    args = scope.arguments
+    if args is None:
+        return frozenset()
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    offset = 1 if scope.owner_class and positional and positional[0] in ("self", "cls") else 0
+    places = {name: i - offset for i, name in enumerate(positional) if i >= offset}
+    keywords = {a.arg for a in args.kwonlyargs}
+    out, seen = set(), set()
+    todo = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        if name in places:
+            out.update((name, places[name]))
+        elif name in keywords:
+            out.add(name)
+        for _, value, _ in scope.bind_values.get(name, ()):
+            if value is not None:
+                todo.extend(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
+    return frozenset(out)
+
+
+def _feed_parts(checker, callers, keys) -> None:
+    """Each waiting forward() whose class the repository builds as a part is fed at
+    the positions its holders pass a graph at (``part_positions``)."""
+    for key in sorted(k for k in keys if k.endswith(".forward")):
+        for where in sorted(part_positions(key[: -len(".forward")], checker.filename, checker.tree), key=str):
+            callers.graph_call(key, where)
+
+
+def _saved_by_previous_iteration(scope, w, made_here):
     """``(seq, key, how, op_node)`` of a save later in the same loop body than the write,
     of the same tensor: the next iteration's write overwrites what the previous
     iteration saved (`b[i] = b[i] + 1; y = y + torch.mm(w, b)` in a loop).  Only when
@@ -295,7 +366,7 @@ def _saved_by_previous_iteration(scope, w, made_here: bool):
             or any(start < b < end for b, _ in scope.backwards):
         return None
     for seq, key, how, op_node in scope.saves.get(w.name, ()):
-        if w.seq < seq < end and (seq in scope.graph_saves or made_here) \
+        if w.seq < seq < end and _has_graph(scope, seq, op_node, made_here) \
                 and seq not in scope.provisional_saves and op_node is not w.node \
                 and not _feeds_only_a_comparison(op_node) \
                 and not scope.exclusive(w.seq, seq) and scope.reaches(seq, end):
@@ -312,15 +383,20 @@ def check_file(checker) -> None:
     without `ctx.mark_dirty`."""
     if "Function)" in checker.source and _FUNCTION_CLASS.search(checker.source):
         _functions_writing_inputs(checker)
+    helper_fed = None
     for scope in checker.notes["ADL001"]:
         if scope.name in checker.modules.module_callees:
-            _check_writes(checker, scope, returned_only=False, made_here=True)
+            helper_fed = helper_fed or _helper_fed(checker)
+            _check_writes(checker, scope, returned_only=False, made_here=helper_fed)
     # writes whose graph came only from `Tensor` parameters: a call must pass one
-    # or only from a forward()'s arguments: its class must be another module's part
+    # or only from a forward()'s arguments: its class must be another module's part,
+    # fed a graph at the position (or keyword) of a parameter the save comes from
     fed = _fed_functions(checker) if checker.notes["ADL001 provisional"] else ()
-    for function, w, key, how, op_node in checker.notes["ADL001 provisional"]:
-        if function in fed:
-            _report(checker, w, key, how, op_node)
+    if fed:
+        places = checker.graph_callers.fed_positions()
+        for function, w, key, how, op_node, origins in checker.notes["ADL001 provisional"]:
+            if meets(origins, places.get(function, ())):
+                _report(checker, w, key, how, op_node)
     # writes to values computed from untyped parameters: a call must pass a graph at
     # one of their positions (`scatter_softmax(logits, index)`, r343)
     if checker.notes["ADL001 untyped"]:
@@ -357,12 +433,11 @@ def check_file(checker) -> None:
 
 def _fed_functions(checker) -> set:
     """Functions some call passes a graph: directly, or from a forward() whose class
-    the repository builds as a part of another module, through chains of helpers."""
+    the repository builds as a part of another module, through chains of helpers.
+    A part's forward is fed at the positions its holders pass a graph at
+    (``part_positions``), every one for a part no call shows."""
     waiting = {key for key, *_ in checker.notes["ADL001 provisional"]} | set(checker.graph_callers.hands_on)
-    forwards = {key for key in waiting if key.endswith(".forward")}
-    for key in sorted(forwards):
-        if built_as_part(key[: -len(".forward")], checker.filename, checker.tree):
-            checker.graph_callers.graph_call(key)
+    _feed_parts(checker, checker.graph_callers, waiting)
     return checker.graph_callers.reached()
 
 
