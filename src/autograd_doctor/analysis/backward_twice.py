@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from autograd_doctor.analysis.live_values import readable_grad_fn
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.graph_reach import graph_reaches
 from autograd_doctor.analysis.source_scope import (
@@ -103,7 +104,7 @@ def _computed_tensors_of_distribution(distribution, depth: int = 0) -> list[torc
     (set 24). The parameters themselves (leaves) are not state that carries a graph."""
     found = []
     for held in list(vars(distribution).values())[:32]:
-        if isinstance(held, torch.Tensor) and held.grad_fn is not None:
+        if isinstance(held, torch.Tensor) and readable_grad_fn(held) is not None:
             found.append(held)
         elif isinstance(held, torch.distributions.Distribution) and depth < 3:
             found.extend(_computed_tensors_of_distribution(held, depth + 1))
@@ -649,7 +650,7 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
             kind = "enclosing"
     if carrier is None and frontier:
         for name, value in frame_locals.items():
-            if isinstance(value, torch.Tensor) and value.grad_fn is not None and value.grad_fn in frontier \
+            if isinstance(value, torch.Tensor) and readable_grad_fn(value) is not None and value.grad_fn in frontier \
                     and not name.startswith("_"):
                 found = scope.latest_assignment(name, site.lineno + 1) if scope is not None else None
                 carrier = (name, found[0] if found else None, value)

@@ -169,3 +169,13 @@ def _tensor_item(tensor: torch.Tensor, key: tuple | None):
         return tensor[key]
     except (IndexError, RuntimeError, TypeError):
         return None
+
+
+def readable_grad_fn(value: torch.Tensor):
+    """The tensor's grad_fn, or None where reading it raises: a view made under no_grad whose base
+    was modified since (`col = w[:, 0]` in a `no_grad` block, then `opt.step()`) raises on `.grad_fn`.
+    Such a view has no graph of its own (a check that walks live tensors skips it)."""
+    try:
+        return value.grad_fn
+    except RuntimeError:
+        return None

@@ -20,6 +20,7 @@ import inspect
 
 import torch
 
+from autograd_doctor.analysis.live_values import readable_grad_fn
 from autograd_doctor.analysis.naming import modules_in, user_frames
 from autograd_doctor.analysis.source_scope import (
     Scope, backward_roots, frame_values, graph_nodes, leaves_below, live_frame,
@@ -46,7 +47,7 @@ def stale_value_diagnosis(recorder, call, args: tuple, kwargs: dict) -> Diagnosi
     # backward() calls have none, and then neither the loss's graph nor the parameters are walked.
     older = []
     for holder, value in _holders(frame, frames):
-        if isinstance(value, torch.Tensor) and _readable_grad_fn(value) is not None:
+        if isinstance(value, torch.Tensor) and readable_grad_fn(value) is not None:
             changed = points.changed_after(value.grad_fn._sequence_nr())
             if changed:
                 older.append((holder, value, changed))
@@ -184,13 +185,3 @@ def _diagnosis(holder: tuple, stale: list[str], site, frame) -> Diagnosis | None
                             "through the graph a second time\": that error pointed at this reuse"))
     return Diagnosis(code=codes.STALE_GRAPH_VALUE, title=codes.title(codes.STALE_GRAPH_VALUE), severity="warning",
                      primary=primary, related=[r for r in related if r is not None], notes=[note], help=helps)
-
-
-def _readable_grad_fn(value: torch.Tensor):
-    """The tensor's grad_fn, or None where reading it raises: a view made under no_grad whose base
-    was modified since (`col = w[:, 0]` in a `no_grad` block, then `opt.step()`) raises on `.grad_fn`.
-    Such a view has no graph of its own to be stale."""
-    try:
-        return value.grad_fn
-    except RuntimeError:
-        return None

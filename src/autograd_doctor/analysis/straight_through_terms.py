@@ -26,6 +26,7 @@ import ast
 
 import torch
 
+from autograd_doctor.analysis.live_values import readable_grad_fn
 from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.analysis.source_scope import live_frame, reached_leaves, stored_names
 from autograd_doctor.analysis.step_surroundings import FirstSteps
@@ -69,7 +70,7 @@ def _straight_through_term(optimizer, stack, missing: dict) -> Diagnosis | None:
         return None
     tensors = []
     for name, value in frame_locals(frame).items():
-        if isinstance(value, torch.Tensor) and value.grad_fn is not None and value.is_floating_point():
+        if isinstance(value, torch.Tensor) and readable_grad_fn(value) is not None and value.is_floating_point():
             tensors.append((name, value))
             if len(tensors) >= MAX_TENSORS:
                 break

@@ -29,6 +29,7 @@ import ast
 
 import torch
 
+from autograd_doctor.analysis.live_values import readable_grad_fn
 from autograd_doctor.analysis.errors.context import last_assignment
 from autograd_doctor.analysis.source_scope import frame_locals, live_frame, root_expression
 from autograd_doctor.diagnosis import codes
@@ -144,7 +145,7 @@ def _penalty_left_out(call, roots: list, ids: set[int], reached: set[int]):
         if len(found) >= MAX_CANDIDATES:
             break
         if not isinstance(value, torch.Tensor) or id(value) in root_ids or not value.requires_grad \
-                or value.grad_fn is None or id(value.grad_fn) in reached:
+                or readable_grad_fn(value) is None or id(value.grad_fn) in reached:
             continue
         walked = _walk([value.grad_fn], MAX_CANDIDATE_NODES, stop_ids=reached)
         if walked is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from autograd_doctor.analysis.live_values import readable_grad_fn
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.describe import written_name
 from autograd_doctor.recording import switches
@@ -583,7 +584,7 @@ def _name_of_written_output(context: ErrorContext, user_frame, function_name: st
     node_name = f"{function_name}Backward"
     for frame, _ in reversed(context.frames):
         for value in list(frame.f_locals.values()):
-            if isinstance(value, torch.Tensor) and type(value.grad_fn).__name__ == node_name:
+            if isinstance(value, torch.Tensor) and type(readable_grad_fn(value)).__name__ == node_name:
                 return local_name_of(user_frame, value)
     return None
 
