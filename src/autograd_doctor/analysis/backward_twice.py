@@ -936,9 +936,6 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                                          note=f"{own} keeps the tensor {type(module).__name__} is built with, and the "
                                               "graph it was computed in")
             related.append(backward_loc)
-            if previous is not None and previous.site is not None:
-                notes.append(f"the backward() on line {previous.site.lineno} freed the graph that {path} still points "
-                             f"into: every later loss that reads {own} goes through it again")
             value_text = segment(filename, value)
             replaced = replace_node_text(filename, assignment, value, f"{value_text}.detach()") if value_text else None
             helps.append(Suggestion(
