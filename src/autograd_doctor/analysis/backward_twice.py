@@ -311,6 +311,29 @@ def _may_carry_graph(value: ast.expr | None) -> bool:
 RESET_METHODS = ("reset", "reset_state", "reset_states", "reset_hidden", "reset_mem")
 
 
+def _stored_init_argument(module: torch.nn.Module, attribute: str):
+    """(file, statement, value) of `self.<attribute> = <name>` in the module's `__init__`, where
+    `<name>` is one of `__init__`'s parameters: a tensor the module is built with and keeps as
+    given. None for anything else (a computed value, a buffer, an assignment in forward)."""
+    found = _class_definition(module)
+    if found is None:
+        return None
+    filename, definition = found
+    init = next((node for node in definition.body if isinstance(node, ast.FunctionDef) and node.name == "__init__"),
+                None)
+    if init is None:
+        return None
+    parameters = {argument.arg for argument in init.args.args[1:] + init.args.kwonlyargs}
+    stores = [statement for statement in ast.walk(definition) if _stores_self(statement, attribute)]
+    if len(stores) != 1:
+        return None
+    statement = stores[0]
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and statement in init.body
+            and isinstance(statement.value, ast.Name) and statement.value.id in parameters):
+        return None
+    return filename, statement, statement.value
+
+
 def _class_definition(module: torch.nn.Module) -> tuple[str, ast.ClassDef] | None:
     """The module's class as written, with its file."""
     import inspect
@@ -658,6 +681,13 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                 break
 
     kept_on_module = None  # a module attribute (`self.hidden`) that holds the old graph
+    if carrier is not None and kind == "shared" and carrier[1] is None and frontier:
+        # A name with no assignment in this scope (a global the closure reads) whose very tensor a
+        # module keeps (`ContentLoss(target)`): the module's class says where it is stored.
+        kept = _module_state_carrier(frame_locals, frontier)
+        if kept is not None and any(t is carrier[2] for t in _tensors_in(kept[3])) \
+                and _stored_init_argument(kept[2], kept[1]) is not None:
+            carrier = None
     if carrier is None and frontier:
         kept_on_module = _module_state_carrier(frame_locals, frontier)
     kept_on_object = None  # a plain object's state (`g.set_n_repr(features)`) set once before the loop
@@ -895,6 +925,24 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
                     "call computes it again and each backward() goes through a graph of its own (the values and "
                     "gradients are those of computing it every time)", replaced,
                     statement_location(filename, statement)))
+        elif _stored_init_argument(module, attribute) is not None and not _leaves_only_through(
+                roots, [t.grad_fn for t in _tensors_in(held) if t.grad_fn is not None]):
+            # The module is built with the tensor (`ContentLoss(target)`, `self.target = target`): a
+            # value handed in once, with the graph it was computed in, which the first backward()
+            # freed; the weights behind it also get gradients another way, so a detach cuts nothing
+            # off that nothing else trains.
+            filename, assignment, value = _stored_init_argument(module, attribute)
+            own = f"self.{attribute}"
+            primary = statement_location(filename, assignment, role="carried",
+                                         note=f"{own} keeps the tensor {type(module).__name__} is built with, and the "
+                                              "graph it was computed in")
+            related.append(backward_loc)
+            value_text = segment(filename, value)
+            replaced = replace_node_text(filename, assignment, value, f"{value_text}.detach()") if value_text else None
+            helps.append(Suggestion(
+                f"if {own} is a fixed target (a content image's features, a teacher's output), detach it where it is "
+                "stored: its values stay the same and every loss that reads it goes through its own graph only",
+                replaced, statement_location(filename, assignment) if replaced else None))
         elif found is not None and newest_before is not None and _made_before(tensor, newest_before):
             # Not state remade in every call from the previous one (a hidden state): a value
             # computed once and reused, whose graph went with the backward() that freed it.

@@ -1384,7 +1384,11 @@ Where the class has no `__init__` and is called with no constructor arguments, `
 computes the same values: the methods' first argument is then the context, whose
 `save_for_backward`, `saved_tensors` and attributes are the ones the old-style code used on
 `self`. A Function built with arguments (`Quantize(bits)(x)`) needs them passed to `apply` and
-read from `forward`'s arguments: advice only.
+read from `forward`'s arguments: advice only. A Function that defines no `backward` at all, whose
+`forward` is written with differentiable PyTorch operations, was never meant to supply its own
+gradient: the class is named and the change makes it an `nn.Module` (the base class,
+`super().__init__()` in `__init__`, the `save_for_backward` calls dropped), which autograd
+differentiates as written.
 """,
     heading="an old-style custom autograd.Function called as an instance",
 )

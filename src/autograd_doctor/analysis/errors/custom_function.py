@@ -849,8 +849,30 @@ def legacy_function_called(context: ErrorContext, already):
                 function_class = candidate
                 break
     if function_class is None:
+        # An instance built earlier and called here: `criterion = DiceLoss()`, `criterion(pred, y)`.
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) \
+                    and getattr(node, "lineno", line) <= line:
+                candidate = value_of(frame, node.func)
+                if isinstance(candidate, torch.autograd.Function) and not isinstance(candidate, type):
+                    function_class = type(candidate)
+                    break
+    if function_class is None:
         return None
     name = function_class.__name__
+    as_module = _legacy_function_as_module(context, frame, function_class)
+    if as_module is not None:
+        class_location, replacement, call_location = as_module
+        class_location.note = (f"{name} subclasses autograd.Function but defines no backward: its forward is "
+                               "written with differentiable PyTorch operations")
+        related = [call_location] if call_location is not None else []
+        notes = [f"{name}() makes an instance of an old-style Function and calls it, which PyTorch refuses since "
+                 "1.5; a Function exists to supply a hand-written backward, and this one has none (the inherited "
+                 "backward raises), so autograd is meant to differentiate its forward as it is"]
+        return diagnosis(codes.LEGACY_FUNCTION_CALLED, class_location, related, notes=notes, help=[Suggestion(
+            f"make {name} an nn.Module: the same forward, differentiated by autograd (no backward to write); "
+            f"`{name}()(...)` then calls the module's forward, and `save_for_backward` (a Function's context "
+            "method) is dropped", replacement, class_location)])
     location.note = f"{name}() makes an instance of an old-style Function and calls it"
     notes = [f"{name}'s forward is an instance method: PyTorch applies a Function through its class, "
              f"{name}.apply(...), passing a context object as forward's and backward's first argument"]
@@ -874,6 +896,105 @@ def legacy_function_called(context: ErrorContext, already):
                                 "save_for_backward and saved_tensors the methods use on self",
                                 replacement, where if replacement is not None else None))
     return diagnosis(codes.LEGACY_FUNCTION_CALLED, location, related, notes=notes, help=helps)
+
+
+_CONTEXT_ONLY = {"saved_tensors", "needs_input_grad", "mark_dirty", "mark_non_differentiable",
+                 "set_materialize_grads", "save_for_forward", "saved_variables", "to_save", "apply"}
+
+
+def _legacy_function_as_module(context: ErrorContext, frame, function_class):
+    """(class location, the class rewritten as an nn.Module, the call's location) for an old-style
+    Function that defines no backward (nor vjp) and whose methods use their instance only as a
+    module would: a forward written with PyTorch operations (no NumPy, `.data`, no_grad block),
+    `self.save_for_backward(...)` statements (dropped: nothing reads them) and plain attributes.
+    None whenever the class does more (a backward of its own, `self.saved_tensors`,
+    `self.needs_input_grad`, another base class, `.apply` calls): then the gradient is not
+    autograd's own and rewriting it would change what the program computes."""
+    import torch
+
+    if function_class.__bases__ != (torch.autograd.Function,):
+        return None
+    for method in ("backward", "vjp", "jvp", "setup_context"):
+        if method in function_class.__dict__:
+            return None
+    filename, forward = _method_node(function_class, "forward")
+    if forward is None or not _backward_in_torch_operations(forward):
+        return None
+    tree = parse_file(filename)
+    class_node = next((node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+                       and node.name == function_class.__name__ and forward in node.body), None) \
+        if tree is not None else None
+    if class_node is None or class_node.col_offset or len(class_node.bases) != 1 or class_node.keywords \
+            or class_node.decorator_list:
+        return None
+    if any(isinstance(node, ast.Attribute) and node.attr == "apply" and isinstance(node.value, ast.Name)
+           and node.value.id == function_class.__name__ for node in ast.walk(tree)):
+        return None
+    drops = []
+    for node in ast.walk(class_node):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            if node.attr in _CONTEXT_ONLY:
+                return None
+        if isinstance(node, ast.FunctionDef) and node is not forward and node.name != "__init__" \
+                and any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list):
+            return None
+    for node in ast.walk(class_node):
+        if isinstance(node, ast.Attribute) and node.attr == "save_for_backward":
+            parent = next((s for s in ast.walk(class_node) if isinstance(s, ast.Expr) and s.value is not None
+                           and isinstance(s.value, ast.Call) and s.value.func is node), None)
+            if parent is None or not any(parent in getattr(block, "body", []) and len(block.body) > 1
+                                         for block in ast.walk(forward)):
+                return None
+            drops.append(parent)
+    module_globals = frame.f_globals
+    nn_name = next((key for key, value in module_globals.items() if value is torch.nn), None)
+    torch_name = next((key for key, value in module_globals.items() if value is torch), None)
+    base_text = f"{nn_name}.Module" if nn_name else f"{torch_name}.nn.Module" if torch_name else None
+    if base_text is None:
+        return None
+    from autograd_doctor.diagnosis.source import source_line, statement_at
+
+    first = class_node.lineno
+    lines = [source_line(filename, n) for n in range(first, class_node.end_lineno + 1)]
+    edits = []  # (row, kind, payload), applied from the last row up
+    base = class_node.bases[0]
+    if base.lineno != base.end_lineno:
+        return None
+    edits.append((base.lineno - first, 1, ("replace", base.col_offset, base.end_col_offset, base_text)))
+    init = next((n for n in class_node.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    if init is not None:
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__"
+               for n in ast.walk(init)):
+            return None
+        body = init.body
+        at = body[1] if isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+            and isinstance(body[0].value.value, str) and len(body) > 1 else body[0]
+        indent = lines[at.lineno - first][:at.col_offset]
+        edits.append((at.lineno - first, 0, ("insert", indent + "super().__init__()")))
+    for statement in drops:
+        edits.append((statement.lineno - first, 2, ("delete", statement.end_lineno - first)))
+    for row, _, edit in sorted(edits, key=lambda item: (item[0], item[1]), reverse=True):
+        if edit[0] == "replace":
+            _, start, end, text = edit
+            lines[row] = lines[row][:start] + text + lines[row][end:]
+        elif edit[0] == "insert":
+            lines.insert(row, edit[1])
+        else:
+            del lines[row:edit[1] + 1]
+    lines[0] = lines[0][class_node.col_offset:]
+    replacement = "\n".join(line.rstrip("\n") for line in lines)
+    try:
+        ast.parse(replacement)
+    except SyntaxError:
+        return None
+    class_location = statement_location(filename, class_node, role="class")
+    found = user_statement(context)
+    call_location = None
+    if found is not None:
+        _, _, call_file, call_statement, _ = found
+        call_location = statement_location(call_file, call_statement, "called",
+                                           f"{function_class.__name__}'s instance is called here")
+    return class_location, replacement, call_location
 
 
 def _legacy_calls(context: ErrorContext, class_name: str) -> list:
