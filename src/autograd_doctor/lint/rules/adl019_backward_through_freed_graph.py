@@ -1269,11 +1269,20 @@ def _stateful_network_call(checker, scope, recv, seq, loop, states):
             held = _classes_run(checker, classes)
             for cls in sorted(held):
                 for attr, (assign, resetters) in sorted(states.get(cls, {}).items()):
+                    if _reported_by_adl017(checker, assign, resetters):
+                        return None  # ADL017 reports the same state where it is kept
                     if _forwards_call(checker, held, resetters) or \
                             not _loop_keeps_state(loop, call.func, checker, resetters):
                         continue
                     return call, cls, attr, assign
     return None
+
+
+def _reported_by_adl017(checker, assign, resetters) -> bool:
+    """ADL017 reports a state re-bound from itself with a layer's graph at the
+    assignment, when nothing but `__init__` binds it elsewhere: one finding per bug."""
+    return resetters <= {"__init__"} and any(
+        stmt is assign for stmt, *_ in checker.notes.get("ADL017 carried", ()))
 
 
 def _uncut_calls(node):
