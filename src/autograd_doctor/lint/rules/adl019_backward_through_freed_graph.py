@@ -84,7 +84,18 @@ restarted only after that backward or in the other branch of an `if`) is
 reported at that backward when another backward of the body, without
 `retain_graph=True`, freed before the sum a graph the summed value shares (a
 binding made in the iteration by a module with parameters, or another output of
-one call of a layer): the later backward goes through the freed graph.""",
+one call of a layer): the later backward goes through the freed graph.  A state that a
+same-file module's `forward` keeps on itself for its next call (`out,
+self.hidden = self.lstm(x, self.hidden)`, a spiking neuron's `self.v = self.v +
+(x - self.v) / tau`: re-bound from its own previous value by operators, torch
+functions and the class's layers only, with a graph from a layer with parameters
+or from the input of a module that every construction places after such a layer
+in an `nn.Sequential`) is reported at the backward of a loop that calls a network
+running that module (through `self.<attr>` layers and `nn.Sequential`s, outside
+any `if`) when the loop mentions the network only to call it (or `zero_grad()`,
+`parameters()`, ...) and calls no function that binds the state (`reset()`,
+`repackage_hidden()`, by name); where nothing but `__init__` binds the state
+elsewhere, ADL017 reports it at the assignment instead.""",
 )
 
 
