@@ -60,7 +60,7 @@ def fit_one_epoch(net, optimizer, batches):
     for images, targets in batches:
         optimizer.zero_grad()
         loss = criterion(net(images), targets)
-        loss.backward()  # missed: ADL019
+        loss.backward()  # expect: ADL019
         optimizer.step()
 
 

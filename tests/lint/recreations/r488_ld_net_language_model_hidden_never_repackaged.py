@@ -62,7 +62,7 @@ class LMTrainer:
             self.lm_model.zero_grad()
             scores = self.lm_model(w_in)
             loss = F.cross_entropy(scores.view(-1, scores.size(-1)), w_out.view(-1))
-            loss.backward()  # missed: ADL019
+            loss.backward()  # expect: ADL019
             nn.utils.clip_grad_norm_(self.lm_model.parameters(), self.clip)
             self.optimizer.step()
             total += loss.item()

@@ -84,7 +84,18 @@ restarted only after that backward or in the other branch of an `if`) is
 reported at that backward when another backward of the body, without
 `retain_graph=True`, freed before the sum a graph the summed value shares (a
 binding made in the iteration by a module with parameters, or another output of
-one call of a layer): the later backward goes through the freed graph.""",
+one call of a layer): the later backward goes through the freed graph.  A state that a
+same-file module's `forward` keeps on itself for its next call (`out,
+self.hidden = self.lstm(x, self.hidden)`, a spiking neuron's `self.v = self.v +
+(x - self.v) / tau`: re-bound from its own previous value by operators, torch
+functions and the class's layers only, with a graph from a layer with parameters
+or from the input of a module that every construction places after such a layer
+in an `nn.Sequential`) is reported at the backward of a loop that calls a network
+running that module (through `self.<attr>` layers and `nn.Sequential`s, outside
+any `if`) when the loop mentions the network only to call it (or `zero_grad()`,
+`parameters()`, ...) and calls no function that binds the state (`reset()`,
+`repackage_hidden()`, by name); where nothing but `__init__` binds the state
+elsewhere, ADL017 reports it at the assignment instead.""",
 )
 
 
@@ -96,6 +107,7 @@ def check_scope(checker, scope) -> None:
     check_freed_by_called_modules(checker, scope)
     check_helper_backwards(checker, scope)
     check_backwards_after_helpers(checker, scope)
+    check_module_states(checker, scope)
     backwards = scope.backward_receivers
     for i, (seq2, node2, recv2) in enumerate(backwards):
         if id(node2) in scope.reported:
@@ -1195,3 +1207,403 @@ def _holds_parameters(checker, scope, value, depth) -> bool:
         return False
     returns = [n.value for n in ast.walk(helper[0]) if isinstance(n, ast.Return)]
     return bool(returns) and all(r is not None and _holds_parameters(checker, scope, r, depth + 1) for r in returns)
+
+
+# --- a module's state carried across its forward calls (stop 44) -------------------
+
+# methods of an nn.Module (or an optimizer-like use of one) that leave what its
+# forward keeps on itself as it is; any other mention of the network in the loop
+# (a method of its own, `reset_net(net)`) may reset that state: the check stays silent
+_STATE_KEEPING = frozenset({"zero_grad", "train", "eval", "parameters", "named_parameters", "to",
+                            "cuda", "cpu", "requires_grad_", "state_dict", "modules", "children",
+                            "named_modules", "buffers", "named_buffers"})
+
+
+def check_module_states(checker, scope) -> None:
+    """A same-file module whose forward re-binds `self.<state>` from its previous
+    value without `.detach()` (`out, self.hidden = self.lstm(x, self.hidden)`,
+    `self.v = self.v + (x - self.v) / tau`), run by a network that a loop calls
+    and backpropagates in every iteration with nothing between that could reset the
+    state: the next iteration's graph starts at the state the previous backward
+    freed."""
+    if scope.grad_off or scope.function_node is None or not scope.backward_receivers:
+        return
+    states = _module_states(checker)
+    if not states:
+        return
+    function = scope.function_node
+    loops = [n for n in ast.walk(function) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))]
+    for seq, node, recv in scope.backward_receivers:
+        if id(node) in scope.reported or not _frees_graph(node):
+            continue
+        around = [lp for lp in loops if lp.lineno < node.lineno <= (lp.end_lineno or lp.lineno)]
+        if not around:
+            continue
+        loop = max(around, key=lambda lp: lp.lineno)
+        found = _stateful_network_call(checker, scope, recv, seq, loop, states)
+        if found is None:
+            continue
+        call, state_class, attr, assign = found
+        network = checker.text(call.func)
+        checker.report(
+            "ADL019", node,
+            f"`{network}` runs `{state_class}`, whose forward keeps `self.{attr}` (line {assign.lineno}) "
+            f"for its next call without `.detach()`: the next iteration's graph starts at the state "
+            f"this backward frees (no `retain_graph=True`), so the second backward fails (Trying to "
+            f"backward through the graph a second time); detach (or reset) `{attr}` between the "
+            f"iterations",
+            related=[(assign.lineno, checker.col(assign.lineno, assign.col_offset), 0,
+                      f"`self.{attr}` carried into the next call here"),
+                     (call.lineno, checker.col(call.lineno, call.col_offset), 0,
+                      "the network called in every iteration")])
+        scope.reported.add(id(node))
+
+
+def _stateful_network_call(checker, scope, recv, seq, loop, states):
+    """The call of a network in ``loop`` that this backward reads, whose network runs
+    a stateful class, with nothing in the loop that could reset the state."""
+    start, end = loop.lineno, loop.end_lineno or loop.lineno
+    for name, bseq in _bindings_read(checker, scope, recv, seq) | {("", -1)}:
+        if name:
+            entry = next((e for e in scope.bind_values.get(name, ()) if e[0] == bseq), None)
+            if entry is None or entry[1] is None or entry[2]:
+                continue
+            value = entry[1]
+        else:
+            value = recv
+        if not start <= getattr(value, "lineno", 0) <= end:
+            continue
+        for call in _uncut_calls(value):
+            classes = _network_classes(checker, scope, call.func, start)
+            if not classes:
+                continue
+            held = _classes_run(checker, classes)
+            for cls in sorted(held):
+                for attr, (assign, resetters) in sorted(states.get(cls, {}).items()):
+                    if _reported_by_adl017(checker, assign, resetters):
+                        return None  # ADL017 reports the same state where it is kept
+                    if _forwards_call(checker, held, resetters) or \
+                            not _loop_keeps_state(loop, call.func, checker, resetters):
+                        continue
+                    return call, cls, attr, assign
+    return None
+
+
+def _reported_by_adl017(checker, assign, resetters) -> bool:
+    """ADL017 reports a state re-bound from itself with a layer's graph at the
+    assignment, when nothing but `__init__` binds it elsewhere: one finding per bug."""
+    return resetters <= {"__init__"} and any(
+        stmt is assign for stmt, *_ in checker.notes.get("ADL017 carried", ()))
+
+
+def _uncut_calls(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Call):
+            if isinstance(n.func, ast.Attribute) and n.func.attr in _CUTTING:
+                continue
+            yield n
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def _network_classes(checker, scope, func, loop_start) -> set:
+    """Same-file module classes that the network ``func`` names is built of: a name
+    bound once before the loop to a constructor call (also an `nn.Sequential` of
+    them), a parameter every call fills with one (argument_modules.py), or
+    `self.<attr>` holding a same-file module."""
+    module_classes = checker.modules.module_classes
+    ctor = None
+    if isinstance(func, ast.Name):
+        binds = scope.bind_values.get(func.id, ())
+        params = checker.file.module_parameters.get((scope.owner_class, scope.name), {})
+        if func.id in params and len(binds) <= 1:
+            ctor = params[func.id]
+        elif len(binds) == 1 and binds[0][1] is not None and getattr(binds[0][1], "lineno", loop_start) < loop_start:
+            ctor = binds[0][1]
+    elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        spec = checker.modules.module_specs.get(scope.owner_class, {}).get(func.attr)
+        if spec is not None and spec.kind in module_classes:
+            return {spec.kind}
+        return set()
+    if not isinstance(ctor, ast.Call):
+        return set()
+    return {n.func.id for n in ast.walk(ctor) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Name) and n.func.id in module_classes}
+
+
+def _classes_run(checker, classes) -> set:
+    """``classes`` and the same-file module classes their forwards call (through
+    `self.<attr>` built in `__init__`, also inside an `nn.Sequential`), outside any
+    `if`."""
+    nodes = checker.modules.module_class_nodes
+    done, work = set(), list(classes)
+    while work:
+        cls = work.pop()
+        if cls in done or cls not in nodes:
+            continue
+        done.add(cls)
+        node = nodes[cls]
+        init = _method(node, "__init__")
+        forward = _method(node, "forward")
+        if init is None or forward is None:
+            continue
+        called = {c.func.attr for c in _calls_outside_ifs(forward)
+                  if isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name)
+                  and c.func.value.id == "self"}
+        for stmt in ast.walk(init):
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Attribute) \
+                    and isinstance(stmt.targets[0].value, ast.Name) and stmt.targets[0].value.id == "self" \
+                    and stmt.targets[0].attr in called and isinstance(stmt.value, ast.Call):
+                work += [n.func.id for n in ast.walk(stmt.value) if isinstance(n, ast.Call)
+                         and isinstance(n.func, ast.Name) and n.func.id in nodes]
+    return done
+
+
+def _method(cls, name):
+    return next((b for b in cls.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef)) and b.name == name), None)
+
+
+def _calls_outside_ifs(function):
+    stack = list(function.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.If, ast.IfExp, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, ast.Call):
+            yield n
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def _forwards_call(checker, classes, names) -> bool:
+    """A forward of ``classes`` calls one of ``names`` (a method that may reset the state)."""
+    nodes = checker.modules.module_class_nodes
+    for cls in classes:
+        forward = _method(nodes[cls], "forward") if cls in nodes else None
+        if forward is not None and any(_called_name(c) in names for c in ast.walk(forward) if isinstance(c, ast.Call)):
+            return True
+    return False
+
+
+def _called_name(call):
+    if isinstance(call.func, ast.Attribute):
+        return call.func.attr
+    if isinstance(call.func, ast.Name):
+        return call.func.id
+    return None
+
+
+def _loop_keeps_state(loop, func, checker, resetters) -> bool:
+    """The loop mentions the network only to call it (or through a method in
+    ``_STATE_KEEPING``), and calls nothing named like a method that may reset the state."""
+    text = checker.text(func)
+    parents = {}
+    for n in ast.walk(loop):
+        for c in ast.iter_child_nodes(n):
+            parents[id(c)] = n
+    for n in ast.walk(loop):
+        if isinstance(n, ast.Call) and _called_name(n) in resetters:
+            return False
+        if isinstance(n, (ast.Name, ast.Attribute)) and checker.text(n) == text:
+            parent = parents.get(id(n))
+            if isinstance(parent, ast.Call) and parent.func is n:
+                continue
+            if isinstance(parent, ast.Attribute) and parent.attr in _STATE_KEEPING:
+                grand = parents.get(id(parent))
+                if isinstance(grand, ast.Call) and grand.func is parent:
+                    continue
+            return False
+    return True
+
+
+def _module_states(checker) -> dict:
+    """class -> {attr: (the assignment that carries it, names of functions that may
+    reset it)} for same-file module classes whose `forward` re-binds `self.<attr>`
+    from its own previous value (not through `.detach()`, `.data`, `.item()`), with
+    a graph: the re-binding calls a layer of the class with parameters, or reads the
+    forward's input and every construction of the class follows a layer with
+    parameters in an `nn.Sequential`.  Every other binding of `self.<attr>` in the
+    forward is a first value under `if self.<attr> is None:`; the forward has no
+    `no_grad` region."""
+    found = checker.notes.get("ADL019 module states")
+    if found is not None:
+        return found
+    found = checker.notes["ADL019 module states"] = {}
+    if not checker.file.trains:
+        return found
+    nodes = checker.modules.module_class_nodes
+    for cls, node in nodes.items():
+        forward = _method(node, "forward")
+        if forward is None or forward.decorator_list or "no_grad" in checker.text(forward) \
+                or "inference_mode" in checker.text(forward):
+            continue
+        inputs = {a.arg for a in forward.args.args[1:] + forward.args.posonlyargs + forward.args.kwonlyargs}
+        per_attr = {}
+        _state_assignments(forward.body, False, per_attr)
+        for attr, assigns in per_attr.items():
+            carrying = [a for a, init in assigns if not init and _reads_self_attr(a.value, attr)]
+            others = [a for a, init in assigns if not init and not _reads_self_attr(a.value, attr)]
+            if not carrying or others or not all(_plain_ops(checker, cls, a.value) for a in carrying):
+                continue  # (`self.h = repackage(self.h)`, `self.h = self.h.detach()`: cut, or unknown)
+            assign = carrying[0]
+            if not any(_has_graph(checker, cls, a.value, inputs) for a in carrying):
+                continue
+            found.setdefault(cls, {})[attr] = (assign, _resetters(checker, attr, forward))
+    return found
+
+
+def _state_assignments(body, in_init, per_attr) -> None:
+    """Assignments to `self.<attr>` in ``body`` -> per_attr[attr] = [(assign, under an
+    `if self.<attr> is None:`)], an assignment under any other `if` counts as
+    `(assign, False)` and a non-reading one (it makes the check stay silent)."""
+    for stmt in body:
+        if isinstance(stmt, ast.If):
+            none_test = _is_none_test(stmt.test)
+            for s in stmt.body:
+                _state_assignments([s], none_test, per_attr) if none_test else _state_assignments(
+                    [s], False, _Poisoned(per_attr))
+            _state_assignments(stmt.orelse, False, _Poisoned(per_attr))
+            continue
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)):
+            _state_assignments(stmt.body, in_init, per_attr)
+            _state_assignments(getattr(stmt, "orelse", []), in_init, per_attr)
+            continue
+        if isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                for t in ast.walk(target):
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                        if isinstance(stmt, ast.AugAssign):
+                            per_attr.setdefault(t.attr, []).append((stmt, True if in_init else False))
+                        else:
+                            per_attr.setdefault(t.attr, []).append((stmt, in_init))
+        elif isinstance(stmt, ast.Try):
+            for part in (stmt.body, stmt.orelse, stmt.finalbody, *[h.body for h in stmt.handlers]):
+                _state_assignments(part, False, _Poisoned(per_attr))
+
+
+class _Poisoned(dict):
+    """Assignments under an `if` (not a first value) or a `try`: recorded as not
+    reading the state, so the attribute is left alone."""
+
+    def __init__(self, target):
+        super().__init__()
+        self.target = target
+
+    def setdefault(self, key, default=None):
+        return _PoisonList(self.target.setdefault(key, []))
+
+
+class _PoisonList:
+    def __init__(self, target):
+        self.target = target
+
+    def append(self, item):
+        stmt, _ = item
+        self.target.append((ast.Assign(targets=[], value=ast.Constant(None), lineno=stmt.lineno,
+                                       col_offset=stmt.col_offset), False))
+
+
+def _is_none_test(test) -> bool:
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
+        and isinstance(test.left, ast.Attribute) and isinstance(test.left.value, ast.Name) \
+        and test.left.value.id == "self" and isinstance(test.comparators[0], ast.Constant) \
+        and test.comparators[0].value is None
+
+
+def _reads_self_attr(value, attr) -> bool:
+    stack = [value]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _CUTTING:
+            continue
+        if isinstance(n, ast.Attribute) and n.attr == "data":
+            continue
+        if isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.value, ast.Name) and n.value.id == "self":
+            return True
+        stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _plain_ops(checker, cls, value) -> bool:
+    """``value`` is computed only by operators, torch functions, tensor methods that
+    keep the graph and layers of ``cls``: no `.detach()`, `.data`, `.item()`, no
+    comprehension, no call of a function or method the linter cannot see through."""
+    specs = checker.modules.module_specs.get(cls, {})
+    for n in ast.walk(value):
+        if isinstance(n, (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp, ast.Lambda)):
+            return False
+        if isinstance(n, ast.Attribute) and n.attr == "data":
+            return False
+        if not isinstance(n, ast.Call):
+            continue
+        func = n.func
+        if isinstance(func, ast.Attribute) and func.attr in _CUTTING | {"detach_", "clone"}:
+            return False  # (`self.h.clone().detach()` reads as a cut, `clone()` alone is kept off too)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            if func.attr not in specs:
+                return False  # a method of the class
+            continue
+        qualname = checker.qualname(func) or ""
+        if qualname.startswith("torch.") or (isinstance(func, ast.Attribute) and not isinstance(func.value, ast.Name)):
+            continue  # a torch function, a method of a computed tensor (`(x - v).sigmoid()`)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+                func.value.id not in ("np", "numpy", "math", "copy", "random"):
+            continue  # a tensor method of a local (`spike.mul(v)`)
+        return False
+    return True
+
+
+def _has_graph(checker, cls, value, inputs) -> bool:
+    """The carried value is made with a graph: it calls a layer of ``cls`` with
+    parameters (not frozen), or reads the forward's input where every construction
+    of ``cls`` in the file follows a layer with parameters in an `nn.Sequential`."""
+    specs = checker.modules.module_specs.get(cls, {})
+    frozen = checker.modules.frozen
+    for n in _uncut_calls(value):
+        if isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) and n.func.value.id == "self":
+            spec = specs.get(n.func.attr)
+            if spec is not None and spec.parameterised and f"self.{n.func.attr}" not in frozen \
+                    and "class " + spec.kind not in frozen:
+                return True
+    reads_input = any(isinstance(n, ast.Name) and n.id in inputs for n in ast.walk(value))
+    if not reads_input:
+        return False
+    constructions = [n for n in ast.walk(checker.tree) if isinstance(n, ast.Call)
+                     and isinstance(n.func, ast.Name) and n.func.id == cls]
+    if not constructions:
+        return False
+    sequentials = [n for n in ast.walk(checker.tree) if isinstance(n, ast.Call)
+                   and checker.qualname(n.func) in ("torch.nn.Sequential", "torch.nn.modules.container.Sequential")]
+    for construction in constructions:
+        holder = next((s for s in sequentials if any(a is construction for a in s.args)), None)
+        if holder is None:
+            return False
+        position = next(i for i, a in enumerate(holder.args) if a is construction)
+        if not any(checker.modules.module_spec(a) is not None and checker.modules.module_spec(a).parameterised
+                   for a in holder.args[:position]):
+            return False
+    return True
+
+
+def _resetters(checker, attr, forward) -> frozenset:
+    """Names of the file's functions and methods that may reset the state: those
+    (other than ``forward``) that bind or write any `<x>.<attr>`, and those that call
+    one of them, by name."""
+    functions = [n for n in ast.walk(checker.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n is not forward]
+    names = set()
+    for f in functions:
+        for n in ast.walk(f):
+            if isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.ctx, (ast.Store, ast.Del)):
+                names.add(f.name)
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") \
+                    and isinstance(n.func.value, ast.Attribute) and n.func.value.attr == attr:
+                names.add(f.name)  # `self.h.detach_()`, `self.h.zero_()`
+    for _ in range(4):
+        more = {f.name for f in functions if f.name not in names and any(
+            isinstance(c, ast.Call) and _called_name(c) in names for c in ast.walk(f))}
+        if not more:
+            break
+        names |= more
+    return frozenset(names)
