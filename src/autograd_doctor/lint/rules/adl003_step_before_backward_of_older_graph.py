@@ -1306,8 +1306,9 @@ def _steps_other_positions(checker, scope, seq, optimizer, hit, owners) -> bool:
     parameter whose `.grad` is `None`, so the step changes only the parameters that
     the backward passes between the clear and the step reached.  When those reach the
     stepped module only through one position of a call's unpacked result (`q1`) and
-    the old graph only through another (`q2`), nothing shows that the two positions
-    share a parameter (the forward may compute them with separate layers): no claim.
+    the old graph only through another (`q2`), and the module's `forward`, read,
+    computes the two positions with separate layers (`self.linear1-3` / `self.linear4-6`):
+    no claim.  A forward not read (another file's class) keeps the claim.
     A clear with `set_to_none=False`, a backward through the whole result, or through
     the same position, keeps the claim."""
     cleared = _cleared_backwards(scope, seq, optimizer)
@@ -1324,11 +1325,17 @@ def _steps_other_positions(checker, scope, seq, optimizer, hit, owners) -> bool:
         stepped |= _owner_positions(checker, scope, [(recv, b, None)], owners)
     if not old or not stepped:
         return False
-    for owner, i in old:
-        for other, j in stepped:
-            if owner == other and (i is None or j is None or i == j):
+    for owner, i, call in old:
+        for other, j, other_call in stepped:
+            if owner != other:
+                continue
+            if i is None or j is None or i == j:
                 return False
-    return {o for o, _ in old} <= {o for o, _ in stepped}
+            mine = set(_held_forward_modules(checker, call, i, scope.owner_class) or ())
+            theirs = set(_held_forward_modules(checker, other_call, j, scope.owner_class) or ())
+            if not mine or not theirs or mine & theirs:
+                return False  # the forward is not read, or both positions use a layer
+    return {o for o, _, _ in old} <= {o for o, _, _ in stepped}
 
 
 def _cleared_backwards(scope, seq, optimizer) -> list:
@@ -1384,7 +1391,7 @@ def _owner_positions(checker, scope, work, owners) -> set:
         for m in modules:
             owner = _owned(m, owners) or _owned(_held_name(checker, scope, m, when), owners)
             if owner is not None:
-                found.add((owner, position if m not in inner else None))
+                found.add((owner, position if m not in inner else None, node))
         for n in names:
             entry = scope.binding(n, when)
             if entry is None or entry[1] is None or entry[2] or (n, entry[0]) in seen:
