@@ -144,19 +144,30 @@ class Twin(nn.Module):
         return self.a(x), self.b(x)
 
 
-def fit(batches):
-    twin = Twin()
-    opt = torch.optim.SGD(twin.parameters(), lr=0.1)
-    for x, y in batches:
-        left, right = twin(x)
+class Trainer:
+    def __init__(self):
+        self.twin = Twin()
+        self.opt = torch.optim.SGD(self.twin.parameters(), lr=0.1)
+
+    def fit(self, batches):
+        for x, y in batches:
+            self.step(x, y)
+
+    def step(self, x, y):
+        twin, opt = self.twin, self.opt
+        left, right = self.twin(x)
         loss_right = (right - y).abs().mean()
         FIRST
-        opt.zero_grad()
+        self.opt.zero_grad()
         FIRST_BACKWARD
-        opt.step()
-        opt.zero_grad()
+        self.opt.step()
+        self.opt.zero_grad()
         loss_right.backward()
-        opt.step()
+        self.opt.step()
+
+
+def fit(batches):
+    Trainer().fit(batches)
 '''
 TWIN_FALSE = TWIN.replace("FIRST_BACKWARD", "loss_left.backward()").replace(
     "FIRST", "loss_left = (left - y).pow(2).mean()")
@@ -175,13 +186,13 @@ def test_adl003_other_position_of_unpacked_result_is_silent():
 
 
 def test_adl003_whole_result_backward_then_position_still_found():
-    assert ("ADL003", _line(TWIN_REAL, "opt.step()")) in _found(TWIN_REAL, ("ADL003",))
+    assert ("ADL003", _line(TWIN_REAL, "self.opt.step()")) in _found(TWIN_REAL, ("ADL003",))
     with pytest.raises(RuntimeError, match="inplace"):
         _load(TWIN_REAL, "twin_real_ao")["fit"](_batches())
 
 
 def test_adl003_fix_of_real_twin_runs():
-    fixed = TWIN_REAL.replace("        loss_right.backward()\n", "        (twin(x)[1] - y).abs().mean().backward()\n")
+    fixed = TWIN_REAL.replace("        loss_right.backward()\n", "        (self.twin(x)[1] - y).abs().mean().backward()\n")
     assert not _found(fixed, ("ADL003",))
     _load(fixed, "twin_fixed_ao")["fit"](_batches())
 
