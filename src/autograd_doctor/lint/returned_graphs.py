@@ -572,6 +572,9 @@ class Interpreter:
             arguments.append(receiver)
         if self.index.is_module_call(call, frame):
             return graph()
+        if self.checker.qualname(func) and "." in self.checker.qualname(func) \
+                and returns_numbers_in_project(self.checker.qualname(func), self.checker.filename):
+            return NOTHING  # `total_loss_multiple_batches(out, y)`: a helper returning `.item()` sums
         return _any_graph(arguments)
 
 
@@ -623,3 +626,43 @@ def runs_backward_itself(function) -> bool:
     function that only asks `torch.autograd.grad` for a gradient may be a saliency map)."""
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in BACKWARD_CALLERS
                for n in own_nodes(function.body))
+
+
+def returns_numbers_in_project(qualname: str, filename: str) -> bool:
+    """Whether ``qualname`` (as the linted file imports it) is a function of a file of
+    the same project whose every `return` gives Python numbers: `.item()`,
+    `float(...)`, constants, and sums, lists and arithmetic of those
+    (PNA's `return sum([total_loss(...).data.item() for b in ...]) / n`).  A name
+    returned, or anything else, is not known to be a number."""
+    from autograd_doctor.lint.clearing import module_file_in_project, parsed_file
+    module, _, name = qualname.rpartition(".")
+    path = module_file_in_project(module, filename) if module and filename else None
+    tree = parsed_file(path) if path else None
+    if tree is None:
+        return False
+    found = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
+    if len(found) != 1:
+        return False
+    returns = [n for n in ast.walk(found[0]) if isinstance(n, ast.Return)]
+    return bool(returns) and all(r.value is not None and _number(r.value) for r in returns)
+
+
+def _number(node) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("item", "tolist") and not node.args:
+            return True
+        if isinstance(func, ast.Name) and func.id in ("float", "int", "len", "round"):
+            return True
+        if isinstance(func, ast.Name) and func.id in ("sum", "max", "min") and len(node.args) == 1:
+            return _number(node.args[0])
+        return False
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        return _number(node.elt)
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return all(_number(e) for e in node.elts)
+    if isinstance(node, ast.BinOp):
+        return _number(node.left) and (_number(node.right) or isinstance(node.right, ast.Name))
+    return False

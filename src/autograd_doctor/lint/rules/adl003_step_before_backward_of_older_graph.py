@@ -215,6 +215,8 @@ def check_file(checker) -> None:
         for b, bnode, recv, cut in later:
             hit = _old_graph(checker, scope, recv, b, cut, owners, seq, _freeing_loop(scope, b, bnode, seq, cut)) or \
                 _old_attribute(checker, scope, recv, b, cut, owners, seq)
+            if hit is not None and _steps_other_positions(checker, scope, seq, optimizer, hit, owners):
+                continue  # the step changes only parameters another position of the result reached
             if hit is not None:
                 name, value, module = hit
                 backward = f"`backward()` on line {bnode.lineno}" if not _helper_call(bnode) else \
@@ -565,7 +567,7 @@ def _same_loss_again(checker, scope, seq, node, optimizer, later, call) -> None:
     computation called every callable the first loss's did (`out = model(x)`,
     `loss = F.mse_loss(out, y)`, then after the step `out.abs().mean()`): the
     parameters the step updates then all lie in that value's graph."""
-    if call is not None:
+    if call is not None or _over_named_tensors(checker, optimizer):
         return
     zeroed = [z for z, text in scope.zero_grad_receivers
               if text == optimizer and z < seq and not scope.exclusive(z, seq) and scope.reaches(z, seq)]
@@ -820,12 +822,20 @@ class _WholeModules(frozenset):
     other parts (``_owned``)."""
 
 
+class _MethodReceiver(str):
+    """The object whose method is called (`self.model` of `self.model.value(obs)`): the
+    method may use any part of it, or only some, so it counts as the module or a part
+    of it, not as running a part it contains (`self.model.actor`, whose optimizer steps):
+    MAPPO's `self.model.value(...)` runs `self.model.critic` only."""
+
+
 def _owned(module: str, owners) -> str | None:
     """The optimizer's module that ``module`` (a called name) is, contains or is part of
     (a dict's module is part of the dict: `self.models["decoder"]` of `self.models`)."""
     for owner in owners:
         if module == owner or module.startswith((owner + ".", owner + "[")) \
                 or (not isinstance(owners, _WholeModules) and not isinstance(owner, N.AttributeAlias)
+                    and not isinstance(module, _MethodReceiver)
                     and owner.startswith((module + ".", module + "["))):
             return owner
     return None
@@ -919,7 +929,7 @@ def _dependencies(checker, node, cls=None, owner=None, attributes=None):
                     modules.append(checker.text(func))  # not `self.make_batch()`: no layer
                 if not on_self:
                     if given_input and isinstance(func.value, (ast.Name, ast.Attribute)):
-                        modules.append(checker.text(func.value))
+                        modules.append(_MethodReceiver(checker.text(func.value)))
                     stack.append(func.value)
             stack.extend(n.args)
             stack.extend(k.value for k in n.keywords)
@@ -1157,7 +1167,9 @@ def _module_before(checker, scope, name, value, at, owners, step_seq):
         node, when, bound = work.pop()
         names, modules = _dependencies(checker, node, scope.module_class, scope.owner_class)
         for m in modules:
-            owner = _owned(m, owners) or _owned(_held_name(checker, scope, m, when), owners)
+            held = _held_name(checker, scope, m, when)
+            held = _MethodReceiver(held) if isinstance(m, _MethodReceiver) else held
+            owner = _owned(m, owners) or _owned(held, owners)
             if owner is not None and not _rebound(scope, m, when, step_seq):
                 return m, (bound, when)
         for n in names:
@@ -1285,3 +1297,129 @@ def _helper_call(call) -> bool:
     return isinstance(call.func, ast.Name) or (
         isinstance(call.func, ast.Attribute) and call.func.attr not in ("backward", "manual_backward")
         and isinstance(call.func.value, ast.Name) and call.func.value.id == "self")
+
+
+def _steps_other_positions(checker, scope, seq, optimizer, hit, owners) -> bool:
+    """`q1, q2 = critic(s, a)`; `opt.zero_grad(); q1_loss.backward(); opt.step()`;
+    then `q2_loss.backward()` (twin critics in one module, Rafael1s's SAC agents):
+    `zero_grad()` sets the gradients to `None` (torch >= 2.0) and a step skips a
+    parameter whose `.grad` is `None`, so the step changes only the parameters that
+    the backward passes between the clear and the step reached.  When those reach the
+    stepped module only through one position of a call's unpacked result (`q1`) and
+    the old graph only through another (`q2`), and the module's `forward`, read,
+    computes the two positions with separate layers (`self.linear1-3` / `self.linear4-6`):
+    no claim.  A forward not read (another file's class) keeps the claim.
+    A clear with `set_to_none=False`, a backward through the whole result, or through
+    the same position, keeps the claim."""
+    cleared = _cleared_backwards(scope, seq, optimizer)
+    if not cleared:
+        return False
+    name = hit[0]
+    entry = scope.binding(name, seq)
+    if entry is None or entry[1] is None:
+        return False
+    old = _owner_positions(checker, scope, [(_value_of(scope, name, entry), entry[0], _position(checker, name, entry[1]))],
+                           owners)
+    stepped = set()
+    for b, _, recv in cleared:
+        stepped |= _owner_positions(checker, scope, [(recv, b, None)], owners)
+    if not old or not stepped:
+        return False
+    for owner, i, call in old:
+        for other, j, other_call in stepped:
+            if owner != other:
+                continue
+            if i is None or j is None or i == j:
+                return False
+            mine = set(_held_forward_modules(checker, call, i, scope.owner_class) or ())
+            theirs = set(_held_forward_modules(checker, other_call, j, scope.owner_class) or ())
+            if not mine or not theirs or mine & theirs:
+                return False  # the forward is not read, or both positions use a layer
+    return {o for o, _, _ in old} <= {o for o, _, _ in stepped}
+
+
+def _cleared_backwards(scope, seq, optimizer) -> list:
+    """The backward passes between the optimizer's last `zero_grad()` (to `None`) and
+    its step at ``seq``, that clear being after any earlier step of it; [] when there is
+    no such clear or a helper's backward runs there."""
+    before = max((s for s, _, o in scope.steps if o == optimizer and s < seq), default=-1)
+    clears = [s for s, text in scope.zero_grad_receivers if text == optimizer and before < s < seq]
+    if not clears:
+        return []
+    last = max(clears)
+    call = scope.zero_grad_calls.get(last)
+    if call is None or call.args or any(k.arg == "set_to_none" and not (
+            isinstance(k.value, ast.Constant) and k.value.value is True) for k in call.keywords):
+        return []  # gradients kept as zeros: a step changes every parameter that ever had one
+    if any(last < s < seq for s, _, _ in scope.helper_backward_receivers):
+        return []
+    return [(b, bnode, recv) for b, bnode, recv in scope.backward_receivers if last < b < seq]
+
+
+def _position(checker, name, value):
+    """``name``'s position in a flat tuple target assigned ``value`` (a call), else None."""
+    if not isinstance(value, ast.Call):
+        return None
+    targets = checker.notes.get("ADL003 positions")
+    if targets is None:
+        targets = checker.notes["ADL003 positions"] = {}
+        for node in ast.walk(checker.tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                    isinstance(node.targets[0], (ast.Tuple, ast.List)) and isinstance(node.value, ast.Call) and \
+                    all(isinstance(e, ast.Name) for e in node.targets[0].elts):
+                targets[id(node.value)] = [e.id for e in node.targets[0].elts]
+    names = targets.get(id(value))
+    return names.index(name) if names is not None and names.count(name) == 1 else None
+
+
+def _owner_positions(checker, scope, work, owners) -> set:
+    """(owner module, position) for each call of a stepped module that the values in
+    ``work`` ((expression, seq, position)) were computed from: the position of the
+    call's result the value was unpacked from, None for the whole result (or a
+    module called in an argument)."""
+    found, seen = set(), set()
+    while work and len(seen) < 200:
+        node, when, position = work.pop()
+        if position is None and isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call) \
+                and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int:
+            node, position = node.value, node.slice.value  # `critic(s, a)[1]`: the unpacked element
+        names, modules = _dependencies(checker, node, scope.module_class, scope.owner_class)
+        inner = set()
+        if position is not None and isinstance(node, ast.Call):
+            for arg in list(node.args) + [k.value for k in node.keywords]:
+                inner |= set(_dependencies(checker, arg, scope.module_class, scope.owner_class)[1])
+        for m in modules:
+            owner = _owned(m, owners) or _owned(_held_name(checker, scope, m, when), owners)
+            if owner is not None:
+                found.add((owner, position if m not in inner else None, node))
+        for n in names:
+            entry = scope.binding(n, when)
+            if entry is None or entry[1] is None or entry[2] or (n, entry[0]) in seen:
+                continue
+            seen.add((n, entry[0]))
+            work.append((_value_of(scope, n, entry), entry[0], _position(checker, n, entry[1])))
+    return found
+
+
+def _over_named_tensors(checker, optimizer: str) -> bool:
+    """The file builds ``optimizer`` only over a display of named tensors
+    (`self.alpha_opt = Adam([self.log_alpha])`, CQL's Lagrange multiplier): its step
+    changes those tensors alone, not the layers a loss was computed with, and
+    nothing shows that the loss's graph saved them (`log_alpha.exp()` saves its
+    result, not `log_alpha`): no claim from the layers called."""
+    found = False
+    for node in ast.walk(checker.tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], (ast.Name, ast.Attribute))
+                and checker.text(node.targets[0]) == optimizer and isinstance(node.value, ast.Call)):
+            continue
+        func = node.value.func
+        short = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if "optim" not in short.lower() and short not in N.OPTIMIZER_CLASSES:
+            continue
+        first = node.value.args[0] if node.value.args else None
+        if not (isinstance(first, (ast.List, ast.Tuple)) and first.elts
+                and all(isinstance(e, (ast.Name, ast.Attribute)) for e in first.elts)):
+            return False
+        found = True
+    return found

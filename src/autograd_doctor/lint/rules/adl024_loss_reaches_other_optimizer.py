@@ -237,6 +237,7 @@ class _Flow:
                     if item.optional_vars is not None:
                         self._bind(item.optional_vars, node, None)
         self.memo: dict = {}
+        self.seen_calls = None  # when a list: the module calls the followed values reach
 
     def _bind(self, target, node, value) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -288,6 +289,8 @@ class _Flow:
                 crosses |= c
             text = self.checker.text(func) if isinstance(func, (ast.Name, ast.Attribute)) else ""
             if text in self.modules:
+                if self.seen_calls is not None:
+                    self.seen_calls.append(expr)
                 crosses |= {(text, inner, expr) for inner in mods if inner != text}
                 mods.add(text)
             elif isinstance(func, ast.Attribute):
@@ -328,9 +331,41 @@ def _check_body(checker, body, optimizers, modules, freezers) -> None:
             if (inner, outer) not in separate:
                 continue
             step = _uncleared_step(checker, body, nodes, backward, outer, inner, optimizers, steps, freezers)
+            if step is not None and _stepped_loss_is_own(checker, nodes, backwards, backward, step, outer, inner,
+                                                         optimizers, modules):
+                break  # the step applies this loss's gradients alone: `outer`'s own loss
             if step is not None:
                 _report(checker, backward, call, step, outer, inner)
                 break
+
+
+def _stepped_loss_is_own(checker, nodes, backwards, backward, step, outer, inner, optimizers, modules) -> bool:
+    """`enc_opt.zero_grad(); q1_opt.zero_grad(); q1_loss.backward(); q1_opt.step()`
+    with `q1_loss` through `Q1(enc(s))` (a critic over a shared encoder): `outer`'s
+    optimizer (or `outer`) is cleared after the function's previous backward and
+    before this one, and no other backward runs before its step, so the step applies
+    this loss's gradients alone: the loss is `outer`'s own, not another network's.
+    A loss that also holds `outer`'s detached feed of ``inner`` (`d_loss + g_loss`
+    with `D(fake.detach())` in `d_loss`, BEGAN) sums two networks' losses: not own."""
+    previous = max((b.lineno for b in backwards if b.lineno < backward.lineno), default=0)
+    if any(backward.lineno < b.lineno < step.lineno for b in backwards):
+        return False
+    own = {t for t, owners in optimizers.items() if outer in owners} | {outer}
+    if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "zero_grad"
+               and checker.text(n.func.value) in own and previous < n.lineno < backward.lineno
+               for n in nodes):
+        return False
+    flow = _Flow(checker, nodes, modules)
+    flow.seen_calls = []
+    flow.flows(backward.func.value, backward.lineno + 1)
+    for call in flow.seen_calls:
+        if checker.text(call.func) != outer:
+            continue
+        for arg in list(call.args) + [k.value for k in call.keywords]:
+            for detached in _detached_values(checker, flow, arg, call.lineno):
+                if inner in flow.flows(detached, call.lineno)[0]:
+                    return False  # `outer`'s own term on detached input is in this loss too
+    return True
 
 
 def _check_own_loss_through_other_output(checker, body, nodes, backwards, steps, optimizers, modules,
