@@ -1874,6 +1874,34 @@ def _trained_through(value, context: ErrorContext) -> bool:
     return bool(leaves & trained.keys())
 
 
+def _grad_read_value(frame, node: ast.expr):
+    """The value whose `.grad` a statement reads: value_of (which runs none of the user's code), and
+    for `obj.<property>` whose getter is a single `return` computed from one parameter of `obj`
+    (_property_parameter) with no call of a bare function (only methods and module functions:
+    `self.log_t.exp()`, `F.softplus(self.raw)`), the tensor the getter computes: such a getter has
+    nothing to run but that expression."""
+    import inspect
+    import textwrap
+
+    value = value_of(frame, node)
+    if value is not None or not isinstance(node, ast.Attribute):
+        return value
+    owner = value_of(frame, node.value)
+    prop = inspect.getattr_static(type(owner), node.attr, None) if owner is not None else None
+    if not (isinstance(prop, property) and prop.fget is not None) or _property_parameter(owner, prop) is None:
+        return None
+    try:
+        returned = ast.parse(textwrap.dedent(inspect.getsource(prop.fget))).body[0]
+    except (OSError, TypeError, SyntaxError, IndexError):
+        return None
+    if any(isinstance(call, ast.Call) and not isinstance(call.func, ast.Attribute) for call in ast.walk(returned)):
+        return None
+    try:
+        return prop.fget(owner)
+    except Exception:  # the getter failed on the state the failure left: no value to read
+        return None
+
+
 def grad_of_non_leaf(context: ErrorContext, already):
     """A Python error from using `t.grad`, None because `t` is not a leaf (a conversion or an
     operation came after requires_grad=True)."""
@@ -1884,12 +1912,12 @@ def grad_of_non_leaf(context: ErrorContext, already):
         return None
     frame, line, filename, statement, location = found
     reads = [node for node in ast.walk(statement) if isinstance(node, ast.Attribute) and node.attr == "grad"
-             and isinstance(tensor := value_of(frame, node.value), torch.Tensor)
+             and isinstance(tensor := _grad_read_value(frame, node.value), torch.Tensor)
              and tensor.requires_grad and not tensor.is_leaf and not tensor.retains_grad and _no_grad(tensor)]
     if not reads:
         return grad_of_leaf_without_gradient(found)  # .grad of a leaf, or something else is None
     name = text_of(filename, reads[0].value)
-    tensor = value_of(frame, reads[0].value)
+    tensor = _grad_read_value(frame, reads[0].value)
     node_name = type(tensor.grad_fn).__name__
     location.role, location.note = "read", f"{name}.grad is None here"
     carried = carrying_assignment(filename, name, line) if name.isidentifier() else None
