@@ -17,7 +17,6 @@ methods of that module and of its submodules of the user's own classes are read 
 from __future__ import annotations
 
 import ast
-import inspect
 
 import torch
 
@@ -28,13 +27,16 @@ from autograd_doctor.diagnosis.source import parse_file
 MAX_MODULES = 32
 
 
-def _reparameterisable(name: str) -> bool:
-    """The torch.distributions class `name` always has rsample(): its class says `has_rsample =
-    True`. On Independent or TransformedDistribution `has_rsample` is a property (the answer is the
+def reparameterisable_class(cls) -> bool:
+    """A torch.distributions class that always has rsample(): its class says `has_rsample = True`.
+    On Independent or TransformedDistribution `has_rsample` is a property (the answer is the
     wrapped distribution's), which the class alone cannot decide: not assumed."""
-    cls = getattr(torch.distributions, name, None)
     return isinstance(cls, type) and issubclass(cls, torch.distributions.Distribution) \
         and getattr(cls, "has_rsample", False) is True
+
+
+def _reparameterisable(name: str) -> bool:
+    return reparameterisable_class(getattr(torch.distributions, name, None))
 
 
 def _class_definition(module: torch.nn.Module) -> tuple[str, ast.ClassDef] | None:
@@ -130,18 +132,10 @@ def distribution_carries_grad(value) -> bool | None:
 
 def _constructed_reparameterisable(call: ast.Call) -> bool:
     """`torch.distributions.Normal(mu, sigma)` (or `Normal(...)`, `D.Normal(...)`): a constructor of a
-    distribution class whose `has_rsample` is plainly True (not a property that depends on a base
-    distribution, as Independent's and TransformedDistribution's do)."""
+    distribution class that always has rsample() (reparameterisable_class)."""
     func = call.func
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-    cls = getattr(torch.distributions, name, None) if name else None
-    if not (isinstance(cls, type) and issubclass(cls, torch.distributions.Distribution)):
-        return False
-    try:
-        flag = inspect.getattr_static(cls, "has_rsample")
-    except AttributeError:
-        return False
-    return flag is True
+    return bool(name) and _reparameterisable(name)
 
 
 def sample_calls_cutting(value: ast.AST, frame_locals: dict | None) -> list[ast.Call]:

@@ -529,6 +529,8 @@ def _sample_of_reparameterisable(filename: str, function: ast.FunctionDef, retur
     True on the class): sample() draws under no_grad, rsample() the same kind of draw as a function of
     the parameters (set 24). A distribution held by a name, or a class whose rsample depends on its
     instance (Independent), is not read: None."""
+    from autograd_doctor.analysis.distribution_samples import reparameterisable_class
+
     candidates = [(returned, returned.value)]
     if isinstance(returned.value, ast.Name):
         made = last_assignment(filename, returned.value.id, returned.lineno)
@@ -541,7 +543,7 @@ def _sample_of_reparameterisable(filename: str, function: ast.FunctionDef, retur
         if len(calls) != 1:
             continue
         found = _distribution_class(calls[0].func.value.func, scope)
-        if found is not None and getattr(found, "has_rsample", False) is True:
+        if found is not None and reparameterisable_class(found):
             return statement, calls[0], found.__name__
     return None
 

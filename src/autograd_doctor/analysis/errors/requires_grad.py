@@ -1029,27 +1029,34 @@ def _recomputed_read_diagnosis(filename, loop, element, *, leaf, read_note, comp
     return diagnosis(codes.NON_LEAF_GRAD_READ, location, notes=notes, help=helps)
 
 
+def _getter_definition(prop) -> ast.FunctionDef | None:
+    """The parsed source of a property's getter, when it is written in the user's files."""
+    import inspect
+    import textwrap
+
+    from autograd_doctor.recording.frames import in_installed_package
+
+    code = getattr(prop.fget, "__code__", None)
+    if code is None or in_installed_package(code.co_filename):
+        return None
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(prop.fget)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    definition = tree.body[0] if tree.body else None
+    return definition if isinstance(definition, ast.FunctionDef) else None
+
+
 def _property_parameter(owner, prop) -> str | None:
     """The name of the one nn.Parameter of `owner` that the getter of `prop` computes from, when the
     getter (in the user's files) is a single `return` whose `self.<name>` reads are that parameter
     and plain numbers, and calls no method of `self`; None otherwise."""
     import inspect
-    import textwrap
 
     import torch
 
-    from autograd_doctor.recording.frames import in_installed_package
-
-    getter = prop.fget
-    code = getattr(getter, "__code__", None)
-    if code is None or in_installed_package(code.co_filename):
-        return None
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(getter)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    definition = tree.body[0] if tree.body else None
-    if not isinstance(definition, ast.FunctionDef) or not definition.args.args:
+    definition = _getter_definition(prop)
+    if definition is None or not definition.args.args:
         return None
     body = [statement for statement in definition.body
             if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))]
@@ -1881,7 +1888,6 @@ def _grad_read_value(frame, node: ast.expr):
     `self.log_t.exp()`, `F.softplus(self.raw)`), the tensor the getter computes: such a getter has
     nothing to run but that expression."""
     import inspect
-    import textwrap
 
     value = value_of(frame, node)
     if value is not None or not isinstance(node, ast.Attribute):
@@ -1890,11 +1896,9 @@ def _grad_read_value(frame, node: ast.expr):
     prop = inspect.getattr_static(type(owner), node.attr, None) if owner is not None else None
     if not (isinstance(prop, property) and prop.fget is not None) or _property_parameter(owner, prop) is None:
         return None
-    try:
-        returned = ast.parse(textwrap.dedent(inspect.getsource(prop.fget))).body[0]
-    except (OSError, TypeError, SyntaxError, IndexError):
-        return None
-    if any(isinstance(call, ast.Call) and not isinstance(call.func, ast.Attribute) for call in ast.walk(returned)):
+    definition = _getter_definition(prop)
+    if definition is None or any(isinstance(call, ast.Call) and not isinstance(call.func, ast.Attribute)
+                                 for call in ast.walk(definition)):
         return None
     try:
         return prop.fget(owner)
