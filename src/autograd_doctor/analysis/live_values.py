@@ -71,6 +71,11 @@ def _class_attribute(owner: type, name: str):
     return _trusted_getattr(owner, name) if plain or _ours_to_trust(defining) else None
 
 
+def frame_lookup(frame):
+    """`lookup(name)` for the readers below: a frame's local, else its global (None if neither)."""
+    return lambda name: frame.f_locals.get(name, frame.f_globals.get(name))
+
+
 def chain_value(lookup, node: ast.expr):
     """The value of a name or an attribute chain (`self.encoder.weight`), names read through
     `lookup(name)`, attributes without running the user's code; None for anything else."""

@@ -13,7 +13,7 @@ from types import FrameType
 
 from autograd_doctor.recording.frames import is_host_file, is_internal_file
 from autograd_doctor.recording.own_frames import is_our_code
-from autograd_doctor.analysis.live_values import expression_value
+from autograd_doctor.analysis.live_values import expression_value, frame_lookup
 from autograd_doctor.diagnosis.model import Location
 from autograd_doctor.diagnosis.source import parse_file, source_line, statement_at, statement_location, walk_covering
 
@@ -117,7 +117,7 @@ def value_of(frame, node: ast.expr):
     """The value of a side-effect-free expression in `frame`: constants, names, attributes, tuples,
     constant subscripts (analysis.live_values: nothing of the user's runs, so reading it cannot
     change the user's program)."""
-    return expression_value(lambda name: frame.f_locals.get(name, frame.f_globals.get(name)), node)
+    return expression_value(frame_lookup(frame), node)
 
 
 def local_name_of(frame: FrameType, value) -> str | None:

@@ -8,7 +8,7 @@ import ast
 import linecache
 import re
 
-from autograd_doctor.analysis.live_values import dotted_value
+from autograd_doctor.analysis.live_values import dotted_value, frame_lookup
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, line_change, statement_change, text_of, user_statement,
@@ -45,8 +45,7 @@ def _applied_function_class(context: ErrorContext):
     user_frame, line = found
     source = linecache.getline(user_frame.f_code.co_filename, line)
     for match in re.finditer(r"\b([A-Za-z_][\w.]*)\.apply\(", source):
-        value = dotted_value(lambda name: user_frame.f_locals.get(name, user_frame.f_globals.get(name)),
-                             match.group(1))
+        value = dotted_value(frame_lookup(user_frame), match.group(1))
         if isinstance(value, type) and issubclass(value, torch.autograd.Function):
             return value
     return None
@@ -952,7 +951,7 @@ def _legacy_function_as_module(context: ErrorContext, frame, function_class):
     base_text = f"{nn_name}.Module" if nn_name else f"{torch_name}.nn.Module" if torch_name else None
     if base_text is None:
         return None
-    from autograd_doctor.diagnosis.source import source_line, statement_at
+    from autograd_doctor.diagnosis.source import source_line
 
     first = class_node.lineno
     lines = [source_line(filename, n) for n in range(first, class_node.end_lineno + 1)]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import types
 
-from autograd_doctor.analysis.live_values import attribute_without_running_code, chain_value
+from autograd_doctor.analysis.live_values import attribute_without_running_code, chain_value, frame_lookup
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, find_calls, statement_change, statement_of, text_of
 from autograd_doctor.analysis.errors.context import (
@@ -320,7 +320,7 @@ def _parameter_names(frame, params) -> list[str]:
 
 def _module_chain(frame, node: ast.expr):
     """The value of a plain `a.b.c` expression in `frame` (nothing of the user's runs), else None."""
-    return chain_value(lambda name: frame.f_locals.get(name, frame.f_globals.get(name)), node)
+    return chain_value(frame_lookup(frame), node)
 
 
 def _group_added_to_whole_model(frame, filename, statement):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import os
 
-from autograd_doctor.analysis.live_values import chain_value
+from autograd_doctor.analysis.live_values import chain_value, frame_lookup
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, statement_change, statement_of, text_of, user_statement,
@@ -626,7 +626,7 @@ def _called_name(call: ast.Call) -> str | None:
 
 
 def _value(frame, node: ast.AST):
-    return chain_value(lambda name: frame.f_locals.get(name, frame.f_globals.get(name)), node)
+    return chain_value(frame_lookup(frame), node)
 
 
 def _transform_caller(context: ErrorContext):
