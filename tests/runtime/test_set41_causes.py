@@ -146,3 +146,134 @@ DECAY_BY_HAND = """
     for p in [model.weight, unused]:
         p.grad += 0.01 * p  # DECAY
 """
+
+
+def _case(name: str) -> tuple[str, str]:
+    with open(os.path.join(SET41, "cases", name), encoding="utf-8") as stream:
+        case = stream.read()
+    with open(os.path.join(SET41, "correct", name), encoding="utf-8") as stream:
+        correct = stream.read()
+    return case, correct
+
+
+def _apply_chain(outcome) -> str:
+    """The first help with its chained helps ("and the next line of the same kind") applied, from
+    the bottom up, as --verify-fix applies them."""
+    helps = outcome.diagnosis.help
+    chain = [helps[0]] + [h for h in helps[1:] if h.message.startswith("and the next line of the same kind")]
+    source = outcome.source
+    for suggestion in sorted(chain, key=lambda h: h.location.line, reverse=True):
+        assert suggestion.replacement, suggestion.message
+        source = apply_replacement(source, suggestion.location, suggestion.replacement)
+    return source
+
+
+def _same_result(tmp_path, fixed: str, correct: str):
+    fixed_result = run_plain(tmp_path, fixed, "fixed.py")["result"]
+    correct_result = run_plain(tmp_path, correct, "correct.py")["result"]
+    flat_fixed, flat_correct = _flatten(fixed_result), _flatten(correct_result)
+    assert len(flat_fixed) == len(flat_correct)
+    for a, b in zip(flat_fixed, flat_correct):
+        assert torch.allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _flatten(value) -> list:
+    if isinstance(value, dict):
+        return [t for key in sorted(value) for t in _flatten(value[key])]
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _flatten(item)]
+    return [value]
+
+
+# --- AD112 ----------------------------------------------------------------------------------------
+
+
+def test_the_set41_product_is_reduced_only_in_the_backward_call(tmp_path):
+    case, correct = _case("product_tensor_backward_without_gradient.py")
+    outcome = run_as_script(tmp_path, case)
+    assert outcome.diagnosis.code == "AD112" and outcome.diagnosis.primary.line == 16
+    help = outcome.diagnosis.help[0]
+    assert help.replacement == "A.sum().backward()"
+    assert "A itself keeps its values" in help.message
+    _same_result(tmp_path, _apply_chain(outcome), correct)
+
+
+def test_a_position_per_time_step_keeps_its_values_after_the_help(tmp_path):
+    outcome = run_as_script(tmp_path, TRAJECTORY)
+    assert outcome.diagnosis.code == "AD112" and outcome.diagnosis.primary.line == outcome.line("BACKWARD")
+    assert outcome.diagnosis.help[0].replacement == "position.sum().backward()"
+    _same_result(tmp_path, _apply_chain(outcome), textwrap.dedent(TRAJECTORY_BY_HAND))
+
+
+def test_a_loss_per_element_of_a_parameter_logged_afterwards_is_still_reduced_itself(tmp_path):
+    outcome = run_as_script(tmp_path, PARAMETER_LOSS_LOGGED)
+    assert outcome.diagnosis.code == "AD112"
+    assert outcome.diagnosis.help[0].replacement == "loss = loss.sum()\nloss.backward()"
+
+
+def test_the_corrected_trajectory_runs_silent(tmp_path):
+    outcome = run_program(tmp_path, TRAJECTORY_BY_HAND)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+# --- AD301 ----------------------------------------------------------------------------------------
+
+
+def test_the_set41_bayesian_layer_draws_are_named_and_both_become_rsample(tmp_path):
+    case, correct = _case("bayesian_linear_weights_drawn_with_sample.py")
+    outcome = run_as_script(tmp_path, case)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD301" and diagnosis.primary.line == 41
+    assert [h.location.line for h in diagnosis.help if h.replacement] == [41, 46]
+    _same_result(tmp_path, _apply_chain(outcome), correct)
+
+
+def test_a_policy_drawing_in_a_helper_method_is_named_there(tmp_path):
+    outcome = run_as_script(tmp_path, STOCHASTIC_POLICY)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD301" and diagnosis.primary.line == outcome.line("DRAW")
+    assert diagnosis.help[0].replacement.startswith("return dist.rsample()")
+    _same_result(tmp_path, _apply_chain(outcome), textwrap.dedent(STOCHASTIC_POLICY_BY_HAND))
+
+
+def test_a_categorical_draw_in_a_helper_gets_no_rsample_help(tmp_path):
+    outcome = run_as_script(tmp_path, CATEGORICAL_POLICY)
+    assert outcome.error is not None
+    assert all("rsample" not in (h.replacement or "") for d in outcome.diagnoses for h in d.help)
+
+
+def test_the_reparameterised_policy_runs_silent(tmp_path):
+    outcome = run_program(tmp_path, STOCHASTIC_POLICY_BY_HAND)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+# --- AD309 ----------------------------------------------------------------------------------------
+
+
+def test_the_set41_fomaml_sum_starts_from_zeros(tmp_path):
+    case, correct = _case("fomaml_outer_loop_adds_local_grad_to_none_grad.py")
+    outcome = run_as_script(tmp_path, case)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD309" and diagnosis.primary.line == 48
+    assert diagnosis.help[0].replacement.splitlines()[:2] == [
+        "if p_global.grad is None:", "    p_global.grad = torch.zeros_like(p_global)"]
+    _same_result(tmp_path, _apply_chain(outcome), correct)
+
+
+def test_worker_gradients_averaged_by_hand_start_from_zeros(tmp_path):
+    outcome = run_as_script(tmp_path, WORKER_AVERAGE)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD309" and diagnosis.primary.line == outcome.line("ACCUMULATE")
+    _same_result(tmp_path, _apply_chain(outcome), textwrap.dedent(WORKER_AVERAGE_BY_HAND))
+
+
+def test_a_decay_added_to_an_unused_parameter_keeps_the_advice(tmp_path):
+    outcome = run_as_script(tmp_path, DECAY_BY_HAND)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD309"
+    assert all("zeros_like" not in (h.replacement or "") for h in diagnosis.help)
+
+
+def test_the_averaged_workers_run_silent(tmp_path):
+    outcome = run_program(tmp_path, WORKER_AVERAGE_BY_HAND)
+    assert outcome.error is None and not outcome.diagnoses
