@@ -277,3 +277,37 @@ def test_a_decay_added_to_an_unused_parameter_keeps_the_advice(tmp_path):
 def test_the_averaged_workers_run_silent(tmp_path):
     outcome = run_program(tmp_path, WORKER_AVERAGE_BY_HAND)
     assert outcome.error is None and not outcome.diagnoses
+
+
+# Fixed noise drawn in place in a helper, `Normal(torch.zeros(...), torch.ones(...)).sample()`, is
+# no cut: the cut is the detach, and no rsample help is offered for the noise.
+NOISE_IN_HELPER = """
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(7)
+
+
+    class NoisyEncoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mu = nn.Linear(3, 2)
+
+        def noise(self, like):
+            return torch.distributions.Normal(torch.zeros(like.shape), torch.ones(like.shape)).sample()
+
+        def forward(self, x):
+            mu = self.mu(x).detach()
+            return mu + 0.1 * self.noise(mu)
+
+
+    encoder = NoisyEncoder()
+    loss = encoder(torch.randn(4, 3)).pow(2).mean()
+    loss.backward()
+"""
+
+
+def test_fixed_noise_drawn_in_a_helper_is_not_named_as_the_cut(tmp_path):
+    outcome = run_as_script(tmp_path, NOISE_IN_HELPER)
+    assert outcome.error is not None
+    assert all("rsample" not in (h.replacement or "") for d in outcome.diagnoses for h in d.help)

@@ -71,9 +71,26 @@ def _sample_calls(function: ast.FunctionDef) -> list[tuple[ast.stmt, ast.Call]]:
             receiver = node.func.value
             # `d.sample()` of a distribution assigned above, or `Normal(mu, sigma).sample()` built in place.
             if isinstance(receiver, ast.Name) and receiver.id in distributions \
-                    or isinstance(receiver, ast.Call) and _constructed_reparameterisable(receiver):
+                    or isinstance(receiver, ast.Call) and _constructed_reparameterisable(receiver) \
+                    and not _fixed_arguments(receiver):
                 found.append((statement, node))
     return found
+
+
+# Factories whose result carries no gradient: `Normal(torch.zeros(n), torch.ones(n))` draws noise.
+FIXED_FACTORIES = ("zeros", "ones", "zeros_like", "ones_like", "tensor", "full", "full_like")
+
+
+def _fixed_arguments(call: ast.Call) -> bool:
+    """Whether every argument of a distribution built in place is a constant or a tensor factory's
+    result: a draw of fixed noise (`Normal(0, 1).sample()`, as a reparameterisation writes by
+    hand), which is no cut."""
+    arguments = list(call.args) + [keyword.value for keyword in call.keywords]
+    return all(isinstance(argument, ast.Constant)
+               or isinstance(argument, ast.UnaryOp) and isinstance(argument.operand, ast.Constant)
+               or isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute)
+               and argument.func.attr in FIXED_FACTORIES
+               for argument in arguments)
 
 
 def _methods_reached(filename: str, forward: ast.FunctionDef, class_name: str) -> list[ast.FunctionDef]:
