@@ -62,16 +62,59 @@ def _sample_calls(function: ast.FunctionDef) -> list[tuple[ast.stmt, ast.Call]]:
             if name is not None and _reparameterisable(name):
                 distributions.add(node.targets[0].id)
     found = []
-    if not distributions:
-        return found
     for statement in ast.walk(function):
         if not isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Return)):
             continue
         for node in ast.walk(statement):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sample" \
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id in distributions:
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "sample"):
+                continue
+            receiver = node.func.value
+            # `d.sample()` of a distribution assigned above, or `Normal(mu, sigma).sample()` built in place.
+            if isinstance(receiver, ast.Name) and receiver.id in distributions \
+                    or isinstance(receiver, ast.Call) and _constructed_reparameterisable(receiver) \
+                    and not _fixed_arguments(receiver):
                 found.append((statement, node))
     return found
+
+
+# Factories whose result carries no gradient: `Normal(torch.zeros(n), torch.ones(n))` draws noise.
+FIXED_FACTORIES = ("zeros", "ones", "zeros_like", "ones_like", "tensor", "full", "full_like")
+
+
+def _fixed_arguments(call: ast.Call) -> bool:
+    """Whether every argument of a distribution built in place is a constant or a tensor factory's
+    result: a draw of fixed noise (`Normal(0, 1).sample()`, as a reparameterisation writes by
+    hand), which is no cut."""
+    arguments = list(call.args) + [keyword.value for keyword in call.keywords]
+    return all(isinstance(argument, ast.Constant)
+               or isinstance(argument, ast.UnaryOp) and isinstance(argument.operand, ast.Constant)
+               or isinstance(argument, ast.Call) and isinstance(argument.func, ast.Attribute)
+               and argument.func.attr in FIXED_FACTORIES
+               for argument in arguments)
+
+
+def _methods_reached(filename: str, forward: ast.FunctionDef, class_name: str) -> list[ast.FunctionDef]:
+    """`forward` and the methods of its class that it calls as `self.name(...)`, and those they
+    call in turn, in the order reached: a draw written in a helper (`self.sample_parameters()`)
+    runs in the forward as much as one written there."""
+    tree = parse_file(filename)
+    definition = next((node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+                       and node.name == class_name), None) if tree is not None else None
+    if definition is None:
+        return [forward]
+    methods = {node.name: node for node in definition.body if isinstance(node, ast.FunctionDef)}
+    reached, pending = [], [forward]
+    while pending:
+        function = pending.pop(0)
+        if function in reached:
+            continue
+        reached.append(function)
+        for node in ast.walk(function):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "self" \
+                    and node.func.attr in methods:
+                pending.append(methods[node.func.attr])
+    return reached
 
 
 def called_forwards(statement: ast.stmt, frame_locals: dict | None):
@@ -101,14 +144,17 @@ def called_forwards(statement: ast.stmt, frame_locals: dict | None):
                     yield filename, function, type(module).__name__
 
 
-def sample_in_called_module(statement: ast.stmt, frame_locals: dict | None) -> tuple[str, ast.stmt, ast.Call, str] | None:
-    """(file, statement, call, module class) of a reparameterisable distribution's `sample()` in the
-    forward of a module that `statement` calls (or of one of its submodules), or None."""
+def sample_in_called_module(statement: ast.stmt, frame_locals: dict | None) \
+        -> tuple[str, list[tuple[ast.stmt, ast.Call]], str] | None:
+    """(file, [(statement, call), ...], module class): each reparameterisable distribution's
+    `sample()` in the forward of the first module that `statement` calls (or of one of its
+    submodules) that has one, or in a method of its class that the forward calls; None when
+    there is none."""
     for filename, function, module_class in called_forwards(statement, frame_locals):
-        calls = _sample_calls(function)
+        calls = [found for method in _methods_reached(filename, function, module_class)
+                 for found in _sample_calls(method)]
         if calls:
-            sample_statement, call = calls[0]
-            return filename, sample_statement, call, module_class
+            return filename, calls, module_class
     return None
 
 

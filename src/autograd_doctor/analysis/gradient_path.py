@@ -52,6 +52,7 @@ from autograd_doctor.analysis.grad_off_context_managers import (
 from autograd_doctor.analysis.grad_switch import switch_diagnosis
 from autograd_doctor.analysis.module_backward_methods import never_called_diagnoses
 from autograd_doctor.analysis.data_writes import data_attributes, data_write_in_called_module
+from autograd_doctor.analysis.ungraphed_gradient_terms import NEXT_LINE
 from autograd_doctor.analysis.distribution_samples import (
     distribution_carries_grad, sample_calls_cutting, sample_in_called_module,
 )
@@ -1299,9 +1300,23 @@ def _sample_cut_diagnosis(cut: Cut, frame_locals: dict | None, site: Site, loss,
     sampled = sample_in_called_module(cut.statement, frame_locals)
     if sampled is None:
         return None
-    filename, statement, call, module_class = sampled
-    return _cut_in_called_module_diagnosis(cut, CutMark("sample", call, segment(filename, call)), filename,
-                                           statement, module_class, "draws the sample", site, loss, name)
+    filename, calls, module_class = sampled
+    statement, call = calls[0]
+    # A draw written over several lines is shown on one.
+    text = " ".join((segment(filename, call) or "").split())
+    diagnosis = _cut_in_called_module_diagnosis(cut, CutMark("sample", call, text), filename,
+                                                statement, module_class, "draws the sample", site, loss, name)
+    if diagnosis.help and diagnosis.help[0].replacement:
+        # Every draw of the class runs without gradient (a weight's and a bias's): each changes the
+        # same way, or the parameters of the others still get none.
+        for other_statement, other_call in calls[1:]:
+            receiver = segment(filename, other_call.func.value)
+            replaced = replace_node_text(filename, other_statement, other_call.func, f"{receiver}.rsample") \
+                if receiver else None
+            if replaced is not None:
+                diagnosis.help.append(Suggestion(f"{NEXT_LINE} ({codes.GRADIENT_PATH_CUT})", replaced,
+                                                 statement_location(filename, other_statement)))
+    return diagnosis
 
 
 def _data_write_cut_diagnosis(cut: Cut, frame_locals: dict | None, site: Site, loss, name: str) -> Diagnosis | None:

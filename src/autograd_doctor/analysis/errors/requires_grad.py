@@ -117,6 +117,14 @@ def non_scalar_backward(context: ErrorContext, already):
         new_statement = replace_node_text(filename, statement, receiver, reduced)
         read_later = isinstance(receiver, ast.Name) and read_after(filename, receiver.id, statement) \
             and not _read_after_as_elements(filename, receiver.id, statement)
+        elementwise = _elementwise_of_inputs(output, shape) if read_later and not per_element_loss else None
+        if elementwise is not None and not _read_after_as_one_number(filename, receiver.id, statement):
+            # One output per input element (`A = x * y` of two leaves of A's shape, no module's
+            # parameter): each element's derivative is asked for, and the lines after backward()
+            # read the values A holds, which the reduction must not replace.
+            notes.append(f"{text} has the shape of the tensors it is computed from ({elementwise}): one output per "
+                         "input element, whose derivatives backward() of the sum gives one by one")
+            read_later = False
         if read_later and new_statement is not None:
             # The program reads the tensor again after backward() (a logged loss, .item(), a list of
             # losses): reduced only inside the call, it would still hold one value per element there.
@@ -134,6 +142,10 @@ def non_scalar_backward(context: ErrorContext, already):
                          "it reports)")
             message = (f"reduce {text} as the program reports it: {text}.{own_reduction}() (the other reduction "
                        f"would scale the gradients by {count} or 1/{count})")
+        elif elementwise is not None and not read_later:
+            message = (f"take every element's derivative, {text}.sum().backward() (the same as {passed}({text}))): "
+                       f"a mean would divide each by {count}; {text} itself keeps its values, which the lines after "
+                       "backward() read")
         else:
             message = (f"reduce {text} to the number you minimise: {text}.sum() (or .mean(), which scales the "
                        f"gradients by 1/{count}); {passed}({text})) is the same as .sum()")
@@ -152,6 +164,63 @@ def non_scalar_backward(context: ErrorContext, already):
 
 # Methods that reduce a tensor to one number when called without arguments.
 FULL_REDUCTIONS = ("mean", "sum")
+# Leaves reached from an output, at most (a graph of a few inputs, not a model's).
+MAX_LEAVES = 16
+
+
+def _elementwise_of_inputs(output, shape) -> str | None:
+    """The shape, as text, when every leaf that requires grad and that `output`'s graph reaches has
+    the output's shape and none is a module's parameter (nn.Parameter): the output is a value per
+    input element (`A = x * y`, a position per time step), not a loss of a model. None otherwise,
+    and when the graph is larger than MAX_LEAVES leaves or cannot be walked."""
+    import torch
+
+    node = getattr(output, "grad_fn", None)
+    if node is None or shape is None:
+        return None
+    leaves, pending, seen = [], [node], set()
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if len(seen) > 256:
+            return None
+        variable = getattr(current, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            leaves.append(variable)
+            if len(leaves) > MAX_LEAVES:
+                return None
+            continue
+        pending.extend(next_node for next_node, _ in getattr(current, "next_functions", ()))
+    if not leaves or any(isinstance(leaf, torch.nn.Parameter) or list(leaf.shape) != shape for leaf in leaves):
+        return None
+    return str(shape)
+
+
+# Calls that need a tensor of one element: `loss.item()`, `float(loss)`, `int(loss)`.
+ONE_NUMBER_METHODS = ("item",)
+ONE_NUMBER_FUNCTIONS = ("float", "int")
+
+
+def _read_after_as_one_number(filename: str, name: str, statement: ast.stmt) -> bool:
+    """Whether a line after `statement`, in the same function, reads `name` as one number
+    (`name.item()`, `float(name)`): reduced only inside the backward() call, it would fail there."""
+    tree = parse_file(filename)
+    scope = enclosing_function(tree, statement.lineno) if tree is not None else None
+    if scope is None:
+        return False
+    end = statement.end_lineno or statement.lineno
+    for node in ast.walk(scope):
+        if not isinstance(node, ast.Call) or node.lineno <= end:
+            continue
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ONE_NUMBER_METHODS \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == name:
+            return True
+        if isinstance(node.func, ast.Name) and node.func.id in ONE_NUMBER_FUNCTIONS and len(node.args) == 1 \
+                and isinstance(node.args[0], ast.Name) and node.args[0].id == name:
+            return True
+    return False
 
 
 def _reduction_written_later(filename: str, receiver: ast.expr, statement: ast.stmt) -> str | None:
@@ -2250,6 +2319,14 @@ def grad_of_leaf_without_gradient(found):
     notes = [f"backward() fills .grad only for leaves that require grad and that the loss depends on; "
              f"{name} is a {tuple(tensor.shape)} leaf and {why}"]
     helps = []
+    accumulated = _gradient_added_by_hand(frame, filename, statement, reads[0], tensor) if not frozen else None
+    if accumulated is not None:
+        notes.append(accumulated)
+        helps.append(statement_change(location, (
+            f"start the sum from zeros where {name} has no gradient yet: a .grad that is None is PyTorch's zero "
+            f"gradient, and {name} is meant to get its gradient from this sum, not from a backward()"),
+            f"if {name}.grad is None:\n    {name}.grad = torch.zeros_like({name})\n{segment(filename, statement)}"))
+        return diagnosis(codes.LEAF_GRAD_NONE_READ, location, notes=notes, help=helps)
     tree = parse_file(filename)
     loop = _loop_over(tree, statement, name) if tree is not None and name.isidentifier() else None
     parametrized = _parametrized_element_of_loop(frame, filename, loop, tensor) if frozen and loop is not None else None
@@ -2296,6 +2373,28 @@ def grad_of_leaf_without_gradient(found):
         f"or, if {name} should train, " + ("set requires_grad = True on it (and give it to the optimizer)"
                                           if frozen else "use it in the loss")))
     return diagnosis(codes.LEAF_GRAD_NONE_READ, location, notes=notes, help=helps)
+
+
+def _gradient_added_by_hand(frame, filename: str, statement: ast.stmt, read: ast.Attribute, tensor) -> str | None:
+    """Why `statement` accumulates gradients by hand into `tensor.grad`, or None: it is
+    `p.grad += <expression>` (the `.grad` read is the target) and the expression reads the `.grad`
+    of another leaf, of p's shape, that has one (a first-order MAML's adapted copy, a worker's
+    replica). Then p is meant to get its gradient from these sums, not from a backward(), and a
+    None `.grad` is the zero they start from."""
+    import torch
+
+    if not (isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add) and statement.target is read) \
+            or frame.f_globals.get("torch") is not torch or segment(filename, statement) is None:
+        return None
+    for node in ast.walk(statement.value):
+        if not (isinstance(node, ast.Attribute) and node.attr == "grad"):
+            continue
+        source = value_of(frame, node.value)
+        if isinstance(source, torch.Tensor) and source is not tensor and source.is_leaf \
+                and source.grad is not None and source.shape == tensor.shape:
+            return (f"{text_of(filename, node.value)}.grad, of the same shape, is added into {text_of(filename, read.value)}"
+                    ".grad by hand: the gradients of another copy of the parameters, summed here")
+    return None
 
 
 def _is_zero_grad_to_none(statement: ast.stmt) -> bool:
