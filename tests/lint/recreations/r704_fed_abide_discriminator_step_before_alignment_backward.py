@@ -81,7 +81,7 @@ def run():
                 lossG = advGloss(d1, d2)
                 lossD = 0.1 * lossD
                 lossD.backward(retain_graph=True)
-                optimizerDs[i].step()  # missed: ADL003, modules and optimizers held in dicts filled in a loop (discriminators[i], optimizerDs[i])
+                optimizerDs[i].step()  # expect: ADL003
                 lossG.backward(retain_graph=True)
                 optimizerGs[i].step()
                 optimizerGs[j].step()

@@ -61,7 +61,7 @@ def run(steps=3, accumulation_steps=2):
             labels = torch.randint(0, 20, (2, 6))
             loss = model(input_ids, labels) / accumulation_steps
             loss.backward()
-            stats.device_stat('average_loss').add_(loss)  # missed: ADL023, .add_(loss) into a tensor a method of a stats object returns
+            stats.device_stat('average_loss').add_(loss)  # expect: ADL023
         logged.append(stats.host_stat_value('average_loss'))
         if step < steps - 1:
             take_optimizer_step(optimizer, model, stats)

@@ -54,7 +54,7 @@ def run():
             loss_local = nnloss(outlocal, b)
             loss_local.backward(retain_graph=True)
             loss_lc[i] += loss_local.item() * b.size(0)
-            optimizers_local[i].step()  # missed: ADL003, models and optimizers in lists built by comprehensions (optimizers_local[i])
+            optimizers_local[i].step()  # expect: ADL003
             output, _ = models[i](a, outlocal)
             loss = nnloss(output, b)
             loss.backward()
