@@ -205,7 +205,8 @@ def check_file(checker) -> None:
             if handed:
                 owners = set(owners or ()) | handed
         index = None  # the loop variable naming the stepped element (`optimizerDs[i]`)
-        if not owners and N.indexed_element(node.func.value, checker.text) is not None:
+        if not owners and isinstance(node.func, ast.Attribute) and \
+                N.indexed_element(node.func.value, checker.text) is not None:
             base, index = N.indexed_element(node.func.value, checker.text)
             owners = {o.replace(N.ELEMENT, f"[{index}]")
                       for o in checker.training.optimizers.get(base + N.ELEMENT, ())}
