@@ -6,7 +6,9 @@ thirty-fourth held-out set, written as real code is written (r701-r712)").
   `optimizers = [Adam(m.parameters()) for m in models]` -- step the same-index element:
   `optimizerDs[i].step()` updates `discriminators[i]`, and a value computed by calling
   `discriminators[i](...)` earlier in the same iteration of the loop binding `i` was
-  built from the old weights.
+  built from the old weights.  Also list displays paired position by position
+  (`optimizers = [opt1, opt2]` after `models = [model1, model2]`, each `optK` over
+  `modelK` alone; Fed_ABIDE's `federated_MoE.py`, found by the precision guard).
 * ADL023 (r707): an in-place add of the backpropagated loss, `total.add_(loss)`, is a
   sum like `total += loss`; so is `stats.device_stat("loss").add_(loss)` when the
   object is built before the loop from a class of the file whose method returns a
@@ -66,6 +68,21 @@ def test_value_of_another_element_is_silent_and_runs():
     source = _source("ok_critics_in_lists_other_element_value")
     assert _found(source, "ADL003") == []
     _module(source, "ok3b").run()
+
+
+def test_step_of_an_optimizer_in_a_list_display_paired_with_the_modules_is_found():
+    source = _source("bad_generators_in_list_display_step_before_backward")
+    found = _found(source, "ADL003")
+    assert [line for line, _ in found] == [_line_of(source, "opts[k].step()")]
+    assert "`gens[k]`" in found[0][1] and "`fake` (line 20)" in found[0][1]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        _module(source, "bad3c").run()
+
+
+def test_list_display_in_another_order_is_silent_and_runs():
+    source = _source("ok_generators_in_list_display_other_order")
+    assert _found(source, "ADL003") == []
+    _module(source, "ok3c").run()
 
 
 # ADL023 ----------------------------------------------------------------------------

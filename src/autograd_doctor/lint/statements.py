@@ -110,6 +110,20 @@ class AssignmentEvents:
                 return False
             self.training.optimizers[base + N.ELEMENT] = {o.replace(element, N.ELEMENT) for o in owners}
             return True
+        if isinstance(target, (ast.Name, ast.Attribute)) and isinstance(value, (ast.List, ast.Tuple)) \
+                and len(value.elts) > 1 and all(isinstance(e, (ast.Name, ast.Attribute)) for e in value.elts):
+            # `optimizers_local = [optimizer_local1, optimizer_local2]` after `models_local =
+            # [model_local1, model_local2]`, each `optimizer_localK` built over `model_localK`
+            # alone: the list's element `[i]` steps the other list's element `[i]`
+            elements = [self.text(e) for e in value.elts]
+            self.training.displays[self.text(target)] = elements
+            steps = [self.training.optimizers.get(e) for e in elements]
+            if all(owners is not None and len(owners) == 1 for owners in steps):
+                stepped = [next(iter(owners)) for owners in steps]
+                paired = [name for name, modules in self.training.displays.items() if modules == stepped]
+                if len(paired) == 1:
+                    self.training.optimizers[self.text(target) + N.ELEMENT] = {paired[0] + N.ELEMENT}
+            return False  # the list of parameters case below may still apply
         if isinstance(target, (ast.Name, ast.Attribute)) and isinstance(value, ast.ListComp) \
                 and len(value.generators) == 1 and isinstance(value.elt, ast.Call):
             generator = value.generators[0]
