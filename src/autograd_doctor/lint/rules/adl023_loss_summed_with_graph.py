@@ -418,6 +418,9 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
         if isinstance(node, ast.Call):
             for name in losses.get(id(node), ()):
                 backwards.append((name, node, path))
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "add_" and len(node.args) == 1 \
+                    and not methods:
+                in_place_adds.append((node.func.value, node, path))  # `total.add_(loss)`
             if isinstance(node.func, ast.Attribute) and node.func.attr == "detach_" \
                     and isinstance(node.func.value, ast.Name):
                 detached_in_place.add(node.func.value.id)
@@ -428,9 +431,6 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
                     listed.setdefault(kept_in, set()).update(_operand_names(node.args[0]) & loss_names)
                 if not methods:
                     sums.append((kept_in, kept_in, node.args[0], node, path))  # `history.append(loss)`
-            elif isinstance(node.func, ast.Attribute) and node.func.attr == "add_" and len(node.args) == 1 \
-                    and not methods:
-                in_place_adds.append((node.func.value, node, path))  # `total.add_(loss)`
             elif isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
                     and any(_argument_losses(checker, a, listed) & loss_names for a in node.args) | any(
                         _argument_losses(checker, k.value, listed) & loss_names for k in node.keywords):
