@@ -347,6 +347,10 @@ class ExpressionEvents:
                 scope.steps.append((self.next_seq(), node, self.text(recv)))
             elif "scaler" in name and len(node.args) == 1:
                 scope.steps.append((self.next_seq(), node, self.text(node.args[0])))
+        elif attr == "step" and N.indexed_element(recv, self.text) is not None and not node.args \
+                and "opt" in N.indexed_element(recv, self.text)[0].rsplit(".", 1)[-1].lower():
+            # `optimizerDs[i].step()`: one optimizer of a container, by the loop's index
+            scope.steps.append((self.next_seq(), node, self.text(recv)))
         elif isinstance(recv, (ast.Name, ast.Attribute)) and \
                 attr in self.training.optimizer_methods.get(
                     self.training.optimizer_instances.get(self.text(recv)), ()):
@@ -364,6 +368,8 @@ class ExpressionEvents:
             self.training.param_owners.append(self.text(recv))
         elif attr in ("parameters", "named_parameters") and N.keyed_module(recv, self.text) is not None:
             self.training.param_owners.append(N.keyed_module(recv, self.text))  # `self.models["enc"]`
+        elif attr in ("parameters", "named_parameters") and N.indexed_element(recv, self.text) is not None:
+            self.training.param_owners.append(self.text(recv))  # `discriminators[i]`
         elif attr in ("append", "insert") and isinstance(recv, ast.Name) and node.args \
                 and recv.id not in scope.tensors:
             self.record_store(recv.id, node.args[-1], node)

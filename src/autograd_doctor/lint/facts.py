@@ -107,6 +107,9 @@ class TrainingFacts:
     # `self.model_modules = nn.ModuleList([self.encoder, self.decoder])`: container -> its layers
     container_members: dict = field(default_factory=dict)
     optimizers: dict = field(default_factory=dict)     # optimizer text -> modules whose parameters it steps
+    # `models = [model1, model2]`: a list display of names -> their texts, in order (ADL003
+    # pairs `optimizers = [opt1, opt2]` with it when each `optK` steps the `K`-th module)
+    displays: dict = field(default_factory=dict)
     defines_optimizer: bool = False  # an Optimizer subclass: its step() runs under no_grad
     # same-file `torch.optim.Optimizer` subclass -> its methods other than `step` that write
     # the parameters in place (SAM's `first_step`: `for p in group["params"]: p.add_(e_w)`)

@@ -297,6 +297,21 @@ def keyed_module(node, text) -> str | None:
     return None
 
 
+# an element of a container indexed by the loop's variable, in the patterns of
+# ``Training.optimizers``: `optimizerDs[*]` built over `discriminators[*]` (ADL003)
+ELEMENT = "[*]"
+
+
+def indexed_element(node, text) -> tuple | None:
+    """``optimizers[i]``, ``self.critics[k]``: an element of a list or dict indexed by a
+    name (a loop's variable), as (the container's text, the index's name); None for any
+    other subscript (a constant key is ``keyed_module``'s)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name) \
+            and isinstance(node.value, (ast.Name, ast.Attribute)):
+        return text(node.value), node.slice.id
+    return None
+
+
 def turns_grad_off(qualname: str | None, context) -> bool:
     """Whether ``with <context>:`` runs its block without gradients: ``torch.no_grad()``,
     ``torch.inference_mode()`` (not ``inference_mode(False)``), ``set_grad_enabled(False)``."""

@@ -55,6 +55,8 @@ class AssignmentEvents:
     def record_optimizer(self, targets, value):
         """``opt = torch.optim.Adam(model.parameters())``: remember whose parameters
         ``opt`` steps (ADL003), and which modules' parameters a list holds."""
+        if len(targets) == 1 and self.record_element_optimizer(targets[0], value):
+            return
         if len(targets) != 1 or not isinstance(targets[0], (ast.Name, ast.Attribute)):
             return
         if not isinstance(value, ast.Call):
@@ -91,6 +93,62 @@ class AssignmentEvents:
             # a same-file Optimizer subclass (SAM) built on these modules' parameters
             self.training.optimizers[key] = owners
             self.training.optimizer_instances[key] = short
+
+    def record_element_optimizer(self, target, value) -> bool:
+        """Optimizers kept one per element of a container of modules, paired by position:
+        `optimizerDs[i] = Adam(discriminators[i].parameters())` (the same index name on
+        both sides) and `optimizers = [Adam(m.parameters()) for m in models]`.  Recorded as
+        the pattern `optimizerDs[*]` over `discriminators[*]`: the step of `optimizerDs[i]`
+        updates `discriminators[i]`, for the same `i` (ADL003 checks that the value and
+        the step share one iteration of the loop binding `i`).  Whether it handled the
+        statement."""
+        if N.indexed_element(target, self.text) is not None and isinstance(value, ast.Call):
+            base, index = N.indexed_element(target, self.text)
+            element = f"[{index}]"
+            owners = set(self.training.param_owners)
+            if not owners or not all(element in o for o in owners) or not self.builds_optimizer(value):
+                return False
+            self.training.optimizers[base + N.ELEMENT] = {o.replace(element, N.ELEMENT) for o in owners}
+            return True
+        if isinstance(target, (ast.Name, ast.Attribute)) and isinstance(value, (ast.List, ast.Tuple)) \
+                and len(value.elts) > 1 and all(isinstance(e, (ast.Name, ast.Attribute)) for e in value.elts):
+            # `optimizers_local = [optimizer_local1, optimizer_local2]` after `models_local =
+            # [model_local1, model_local2]`, each `optimizer_localK` built over `model_localK`
+            # alone: the list's element `[i]` steps the other list's element `[i]`
+            elements = [self.text(e) for e in value.elts]
+            self.training.displays[self.text(target)] = elements
+            steps = [self.training.optimizers.get(e) for e in elements]
+            if all(owners is not None and len(owners) == 1 for owners in steps):
+                stepped = [next(iter(owners)) for owners in steps]
+                paired = [name for name, modules in self.training.displays.items() if modules == stepped]
+                if len(paired) == 1:
+                    self.training.optimizers[self.text(target) + N.ELEMENT] = {paired[0] + N.ELEMENT}
+            return False  # the list of parameters case below may still apply
+        if isinstance(target, (ast.Name, ast.Attribute)) and isinstance(value, ast.ListComp) \
+                and len(value.generators) == 1 and isinstance(value.elt, ast.Call):
+            generator = value.generators[0]
+            if generator.ifs or generator.is_async or not isinstance(generator.target, ast.Name) \
+                    or not isinstance(generator.iter, (ast.Name, ast.Attribute)) \
+                    or not self.builds_optimizer(value.elt):
+                return False
+            var, container = generator.target.id, self.text(generator.iter)
+            receivers = [self.text(n.func.value) for n in ast.walk(value.elt)
+                         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                         and n.func.attr in ("parameters", "named_parameters")]
+            # each element's optimizer over that element's parameters (or a part of it)
+            if not receivers or not all(r == var or r.startswith(var + ".") for r in receivers):
+                return False
+            self.training.optimizers[self.text(target) + N.ELEMENT] = \
+                {container + N.ELEMENT + r[len(var):] for r in receivers}
+            return True
+        return False
+
+    def builds_optimizer(self, call) -> bool:
+        """``torch.optim.Adam(...)`` (or a class the file's code names as an optimizer)."""
+        q = self.qualname(call.func) or ""
+        short = call.func.attr if isinstance(call.func, ast.Attribute) else \
+            call.func.id if isinstance(call.func, ast.Name) else ""
+        return q.startswith("torch.optim.") or short in N.OPTIMIZER_CLASSES
 
     def attribute_aliases(self, owners) -> set:
         """`self.critic = critic` in the method that builds `Adam(critic.parameters())`

@@ -204,6 +204,12 @@ def check_file(checker) -> None:
             handed = _argument_owners(checker, scope, optimizer)
             if handed:
                 owners = set(owners or ()) | handed
+        index = None  # the loop variable naming the stepped element (`optimizerDs[i]`)
+        if not owners and isinstance(node.func, ast.Attribute) and \
+                N.indexed_element(node.func.value, checker.text) is not None:
+            base, index = N.indexed_element(node.func.value, checker.text)
+            owners = {o.replace(N.ELEMENT, f"[{index}]")
+                      for o in checker.training.optimizers.get(base + N.ELEMENT, ())}
         if owners and _handed_optimizer(node) and optimizer not in checker.training.optimizer_instances:
             # (`optimizer.first_step()` of a same-file Optimizer subclass is a step itself)
             owners = _WholeModules(owners)
@@ -217,6 +223,8 @@ def check_file(checker) -> None:
                 _old_attribute(checker, scope, recv, b, cut, owners, seq)
             if hit is not None and _steps_other_positions(checker, scope, seq, optimizer, hit, owners):
                 continue  # the step changes only parameters another position of the result reached
+            if hit is not None and index is not None and not _same_element(scope, index, hit[1], node):
+                continue  # `discriminators[i]` may be another element than the stepped one
             if hit is not None:
                 name, value, module = hit
                 backward = f"`backward()` on line {bnode.lineno}" if not _helper_call(bnode) else \
@@ -246,6 +254,29 @@ def check_file(checker) -> None:
                     # the file defining an optimizer does not make this claim moot (checker.py)
                     checker.notes["ADL003 optimizer method steps"].append(node.lineno)
                 break
+
+
+def _same_element(scope, index: str, value, step) -> bool:
+    """Whether ``value`` (computed by calling `discriminators[i]`) and ``step``
+    (`optimizerDs[i].step()`) name the same element: both lie in one `for i in ...`
+    loop of the function, the value before the step in the body, and nothing else in
+    that loop binds `i` (an assignment, a nested loop's or a comprehension's target),
+    so one iteration computes the value and steps the element."""
+    function = scope.function_node
+    if function is None:
+        return False
+    for loop in ast.walk(function):
+        if not (isinstance(loop, (ast.For, ast.AsyncFor)) and isinstance(loop.target, ast.Name)
+                and loop.target.id == index):
+            continue
+        inside = {id(n) for statement in loop.body for n in ast.walk(statement)}
+        if id(step) not in inside or id(value) not in inside or \
+                (value.lineno, value.col_offset) > (step.lineno, step.col_offset):
+            continue
+        rebinds = [n for statement in loop.body for n in ast.walk(statement)
+                   if isinstance(n, ast.Name) and n.id == index and isinstance(n.ctx, ast.Store)]
+        return not rebinds
+    return False
 
 
 def _constructor_owners(checker, scope, optimizer: str, seq: int) -> set:
@@ -896,6 +927,8 @@ def _dependencies(checker, node, cls=None, owner=None, attributes=None):
                 continue
             if N.keyed_module(func, checker.text) is not None:
                 modules.append(N.keyed_module(func, checker.text))  # `self.models["decoder"](x)`
+            if N.indexed_element(func, checker.text) is not None:
+                modules.append(checker.text(func))  # `discriminators[i](x)`: an element module
             if isinstance(func, ast.Attribute) and _no_graph_result(n):
                 continue  # `old_m.sample()`, `q.argmax(1)`: an action index, no graph
             if isinstance(func, ast.Attribute) and func.attr in _CASTS and not n.keywords and \

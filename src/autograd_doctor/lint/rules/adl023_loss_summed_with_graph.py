@@ -413,10 +413,14 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
     handed = []      # (object, call, path): `meter.update(loss, n)`
     listed = {}      # list name -> the loss names appended to it: `loss_of_subnets.append(loss)`
     entry_sums = []  # (total, base, dictionary, operand, value, statement, path): `totals[k] += losses[k]`
+    in_place_adds = []  # (receiver, call, path): `total.add_(loss)`, `stats.device_stat("loss").add_(loss)`
     for node, path in _walk(body):
         if isinstance(node, ast.Call):
             for name in losses.get(id(node), ()):
                 backwards.append((name, node, path))
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "add_" and len(node.args) == 1 \
+                    and not methods:
+                in_place_adds.append((node.func.value, node, path))  # `total.add_(loss)`
             if isinstance(node.func, ast.Attribute) and node.func.attr == "detach_" \
                     and isinstance(node.func.value, ast.Name):
                 detached_in_place.add(node.func.value.id)
@@ -442,6 +446,10 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
             for name in _bound_names(node):
                 bindings.append((name, node.lineno if hasattr(node, "lineno") else 0, node, path))
     if not methods:
+        for receiver, call, path in in_place_adds:
+            total = _in_place_total(checker, receiver, bindings)
+            if total is not None:
+                sums.append((*total, call.args[0], call, path))
         if backwards and checker.scope.function is not None:
             # `history.append(loss)` into a list the caller made and handed in: it outlives the loop
             appended = {s[0] for s in sums if isinstance(s[3], ast.Call)}
@@ -489,6 +497,43 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
                         collected=None if summed in direct else argument, given=given)
                 break
     return False
+
+
+def _in_place_total(checker, receiver, bindings):
+    """``(total, name bound before the loop)`` for the receiver of `.add_(value)`, an
+    in-place sum: a name (`total.add_(loss)`, as `total += loss`), or the result of a
+    method of an object that every binding of the function builds from a class of the
+    file, when every `return` of that method gives back a tensor the object keeps
+    (`return self.device_stats[name]`): the same stored tensor at each call
+    (`stats.device_stat("average_loss").add_(loss)`).  Else None."""
+    if isinstance(receiver, ast.Name):
+        return receiver.id, receiver.id
+    if not (isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute)
+            and isinstance(receiver.func.value, ast.Name)):
+        return None
+    owner = receiver.func.value.id
+    built = _built_from(owner, bindings)
+    if not isinstance(built, ast.Name):
+        return None
+    classes = [n for n in checker.tree.body if isinstance(n, ast.ClassDef) and n.name == built.id]
+    methods = [f for f in (classes[0].body if len(classes) == 1 else [])
+               if isinstance(f, ast.FunctionDef) and f.name == receiver.func.attr]
+    if len(methods) != 1:
+        return None
+    returns = [n.value for n in own_nodes(methods[0].body) if isinstance(n, ast.Return)]
+    if not returns or not all(_kept_by_self(r) for r in returns):
+        return None
+    return ast.unparse(receiver), owner
+
+
+def _kept_by_self(node) -> bool:
+    """`self.total`, `self.device_stats[name]`: an attribute of `self` or an item of one
+    (not a value computed from it)."""
+    if not isinstance(node, (ast.Attribute, ast.Subscript)):
+        return False
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "self"
 
 
 def _lists_from_callers(checker, function, names) -> set:
@@ -1534,8 +1579,11 @@ def _report(checker, total, loss, value, stmt, backward, part_of=None, through=N
             f"alive, so memory grows with the iteration count; hand it `{loss}.item()` (or `{loss}.detach()`)",
             fix, related=related)
         return
-    appended = isinstance(stmt, ast.Call)
+    # `history.append(loss)` keeps; `total.add_(loss)` sums in place, like `total += loss`
+    appended = isinstance(stmt, ast.Call) and not (isinstance(stmt.func, ast.Attribute) and stmt.func.attr == "add_")
     verb, noun = ("append", "list") if appended else ("sum", "sum")
+    if not appended and isinstance(stmt, ast.Call):
+        verb = "add"
     fix = Fix(f"{verb} `{loss}.detach()`", edits, safe=False) if edits else None
     related = [(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
                 f"`{loss}` carries a graph: backpropagated here")]

@@ -1,0 +1,45 @@
+"""Correct near twin: the actor loss reads the *next* agent's critic (`self.critics[j]`, `j`
+another index), computed fresh in the iteration; the step changes critic `k`, not the one
+the actor loss's graph saved.  Runs."""
+import torch
+import torch.nn as nn
+
+
+class Critic(nn.Module):
+    def __init__(self, s=3, a=2):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(s + a, 8), nn.ReLU(), nn.Linear(8, 1))
+
+    def forward(self, s, a):
+        return self.body(torch.cat([s, a], -1))
+
+
+class Learner:
+    def __init__(self, n_agents=3):
+        torch.manual_seed(0)
+        self.n_agents = n_agents
+        self.actors = nn.ModuleList([nn.Linear(3, 2) for _ in range(n_agents)])
+        self.critics = [Critic() for _ in range(n_agents)]
+        self.critic_optims = [torch.optim.SGD(c.parameters(), lr=0.1) for c in self.critics]
+        self.actor_optim = torch.optim.SGD(self.actors.parameters(), lr=0.1)
+
+    def update(self, states, targets):
+        for k in range(self.n_agents):
+            j = (k + 1) % self.n_agents
+            action = torch.tanh(self.actors[k](states))
+            q = self.critics[k](states, action.detach())
+            q_next = self.critics[j](states, action)
+            critic_loss = ((q - targets) ** 2).mean()
+            self.critic_optims[k].zero_grad()
+            critic_loss.backward()
+            self.critic_optims[k].step()
+            actor_loss = -q_next.mean()
+            self.actor_optim.zero_grad()
+            actor_loss.backward()
+            self.actor_optim.step()
+
+
+def run():
+    learner = Learner()
+    learner.update(torch.randn(4, 3), torch.randn(4, 1))
+    return learner
