@@ -7,7 +7,11 @@ itself" and changed nothing (`return x` already), so the changed program failed 
 help). The rebinding is now named, and deleted where nothing after it depends on the memory layout.
 
 AD183: `torch.nn.utils.get_total_norm(..., error_if_nonfinite=True)`, the norm half of clip_grad_norm_'s
-two-step spelling, refused the overflow a GradScaler expects and was not diagnosed."""
+two-step spelling, refused the overflow a GradScaler expects and was not diagnosed.
+
+AD103: a value computed only from weights their own optimizer stepped before the failing backward() (a
+temperature, a multiplier), whose gradient from the failing loss is never applied, got "compute it again
+after the step" first (other values: a wrong help); it is now detached in the failing loss."""
 
 from __future__ import annotations
 
@@ -151,3 +155,68 @@ def test_get_total_norm_refusing_the_overflow_is_diagnosed(tmp_path):
 def test_get_total_norm_allowing_the_overflow_stays_silent(tmp_path):
     outcome = run_as_script(tmp_path, TOTAL_NORM_BY_POSITION_CORRECT)
     assert outcome.error is None and not outcome.diagnoses
+
+
+# AD103: a value computed from weights that their own optimizer steps before the failing backward() (a
+# Lagrange multiplier, clamped to stay non-negative), read by the model's loss whose own optimizer does not
+# hold them; the multiplier optimizer's zero_grad() runs before its backward(). The first help computed the
+# loss again after the step (another value than the program computed, a wrong help). Now the loss is built
+# from the value detached: the gradient it would give the multiplier is cleared before it is ever applied.
+LAGRANGE_MULTIPLIER_STEPPED_FIRST = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 1))
+    raw_multiplier = nn.Parameter(torch.tensor(0.5))
+    model_opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    multiplier_opt = torch.optim.SGD([raw_multiplier], lr=0.1)
+    budget = 0.2
+    for _ in range(3):
+        x, y = torch.randn(16, 4), torch.randn(16, 1)
+        prediction = model(x)
+        violation = prediction.abs().mean() - budget
+        multiplier = raw_multiplier.clamp(min=0.0)
+        model_loss = (prediction - y).pow(2).mean() + multiplier * violation  # LOSS
+        multiplier_loss = -(multiplier * violation.detach())
+        multiplier_opt.zero_grad()
+        multiplier_loss.backward(retain_graph=True)
+        multiplier_opt.step()
+        model_opt.zero_grad()
+        model_loss.backward()
+        model_opt.step()
+    weights = [p.detach().clone() for p in model.parameters()]
+    final_multiplier = raw_multiplier.detach().clone()
+"""
+
+LAGRANGE_MULTIPLIER_STEPPED_FIRST_CORRECT = LAGRANGE_MULTIPLIER_STEPPED_FIRST.replace(
+    "+ multiplier * violation  # LOSS", "+ multiplier.detach() * violation  # LOSS")
+
+# Without the multiplier optimizer's zero_grad(), the gradient the model's loss gives the multiplier would be
+# applied by its next step: detaching would change what it trains, so that help is not offered.
+LAGRANGE_MULTIPLIER_ACCUMULATING = LAGRANGE_MULTIPLIER_STEPPED_FIRST.replace(
+    "        multiplier_opt.zero_grad()\n", "")
+
+
+def test_a_value_of_weights_stepped_by_their_own_optimizer_is_detached_in_the_later_loss(tmp_path):
+    outcome = run_as_script(tmp_path, LAGRANGE_MULTIPLIER_STEPPED_FIRST)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD103", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("LOSS")
+    assert "multiplier.detach()" in diagnosis.help[0].replacement
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, LAGRANGE_MULTIPLIER_STEPPED_FIRST_CORRECT, "correct.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["weights"], correct["weights"]))
+    assert torch.equal(fixed["final_multiplier"], correct["final_multiplier"])
+
+
+def test_the_detached_multiplier_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, LAGRANGE_MULTIPLIER_STEPPED_FIRST_CORRECT)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_multiplier_whose_gradient_accumulates_is_not_detached(tmp_path):
+    outcome = run_as_script(tmp_path, LAGRANGE_MULTIPLIER_ACCUMULATING)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD103", [d.code for d in outcome.diagnoses]
+    assert all(".detach()" not in (suggestion.replacement or "") for suggestion in diagnosis.help)
