@@ -18,11 +18,14 @@ from dataclasses import dataclass
 from autograd_doctor.analysis.live_values import dotted_value
 from autograd_doctor.analysis.graph_reach import graph_reaches
 from autograd_doctor.analysis.source_scope import (
-    MAX_NODES, Scope, frame_values, live_frame, loaded_names, reached_leaves, root_expression, stored_names,
+    MAX_NODES, Scope, frame_values, graph_nodes, leaves_below, live_frame, loaded_names, reached_leaves,
+    root_expression, stored_names,
 )
 from autograd_doctor.recording.events import WriteEvent
 from autograd_doctor.diagnosis.model import Location, Suggestion
-from autograd_doctor.diagnosis.source import display_path, segment, source_line, statement_location
+from autograd_doctor.diagnosis.source import (
+    display_path, replace_nodes_text, segment, source_line, statement_location,
+)
 
 import torch
 
@@ -719,9 +722,6 @@ def detach_stepped_value(order: UpdateOrder, forward: tuple[ast.stmt, str] | Non
     that unused gradient: cut there, every forward value stays what this run computed, and every
     other gradient is the one the graph would have given with the weights as they were. None
     otherwise."""
-    from autograd_doctor.analysis.source_scope import graph_nodes, leaves_below
-    from autograd_doctor.diagnosis.source import replace_nodes_text
-
     if forward is None or order.loss is None or order.loss_name is None:
         return None
     statement, name = forward

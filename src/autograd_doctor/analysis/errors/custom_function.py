@@ -420,7 +420,6 @@ def _layout_free_after(forward: ast.FunctionDef, name: str, rebinding: ast.Assig
     return True
 
 
-
 def _statement_of_call(function: ast.FunctionDef, call: ast.Call) -> ast.Expr | None:
     """The statement that is the call alone (`ctx.mark_dirty(x)` on its own line), or None."""
     return next((s for s in ast.walk(function) if isinstance(s, ast.Expr) and s.value is call
