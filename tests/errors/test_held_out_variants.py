@@ -346,6 +346,18 @@ NOT_YET = {
     # AD303 points at the call that deep-copies (AveragedModel(model)), the catalogue's convention; its
     # help changes the line that stores the loss, the marked one.
     "swa_averaged_model_made_after_training_step_kept_loss_on_module": (False, "right"),
+    # Set 26 (causes in docs/errors.md, set 26). AD306 adds requires_grad=True where positions is made
+    # (right); the variant marks the call that makes the inline copy require grad.
+    "force_field_positions_made_to_require_grad_on_an_inline_copy": (False, "right"),
+    # AD149 names the unscale_ in the logging helper; moving the helper's call (inside an `if` after a
+    # counter update) before scaler.step() is a change of several statements: advice.
+    "grad_norm_logged_after_scaler_step_at_accumulation_boundary": (False, "advice"),
+    # AD147: two chunks of one projection (q and k) go through the Function: a copy at one call would
+    # fail at the other; advice.
+    "qk_norm_function_on_chunk_of_fused_qkv_projection": (True, "advice"),
+    # AD167: the optimizer holds the parameters load_state_dict(..., assign=True) replaced in another
+    # method; the load is not found: advice at scaler.step().
+    "trainer_resume_loads_checkpoint_with_assign_after_optimizer_built": (False, "advice"),
 }
 
 # Variants not yet diagnosed with the catalogue's code (set 17's first run): pinned, so that a change

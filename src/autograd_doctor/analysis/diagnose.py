@@ -737,14 +737,22 @@ def _optimizer_suggestions(write: WriteEvent, node, backward_stack: tuple[Site, 
         if all((location.file, location.line) != (loc.file, loc.line) for loc in related):
             related.insert(0, location)
 
+    order = step_order.update_order(write, recorder, backward_site)
+    forward = step_order.forward_through_step(write, node, backward_line)
+    detached = step_order.detach_stepped_value(order, forward) if order is not None else None
+    if detached is not None:
+        # The stepped weights' own gradient from this loss is never applied (a temperature with its own
+        # optimizer): cutting the value there keeps every value the program uses.
+        statement, name = forward
+        show(statement_location(write.site.filename, statement, role="forward",
+                                note=f"{name} computed here from the weights {optimizer_name}.step() then changed"))
+        return [detached[0]], detached[1]
     found = step_order.move_after_step(write, node, optimizer_name, backward_line)
     if found is not None:
-        help, forward = found
-        show(forward)
+        help, moved_forward = found
+        show(moved_forward)
         return [help], None
-    order = step_order.update_order(write, recorder, backward_site)
     loss_name = order.loss_name if order is not None else None
-    forward = step_order.forward_through_step(write, node, backward_line)
     helps: list[Suggestion] = []
     primary = None
     moved_step = None  # the help that moves the step after this backward(), when that is the only one

@@ -18,11 +18,14 @@ from dataclasses import dataclass
 from autograd_doctor.analysis.live_values import dotted_value
 from autograd_doctor.analysis.graph_reach import graph_reaches
 from autograd_doctor.analysis.source_scope import (
-    MAX_NODES, Scope, frame_values, live_frame, loaded_names, reached_leaves, root_expression, stored_names,
+    MAX_NODES, Scope, frame_values, graph_nodes, leaves_below, live_frame, loaded_names, reached_leaves,
+    root_expression, stored_names,
 )
 from autograd_doctor.recording.events import WriteEvent
 from autograd_doctor.diagnosis.model import Location, Suggestion
-from autograd_doctor.diagnosis.source import display_path, segment, source_line, statement_location
+from autograd_doctor.diagnosis.source import (
+    display_path, replace_nodes_text, segment, source_line, statement_location,
+)
 
 import torch
 
@@ -707,3 +710,59 @@ def earlier_update_before_forward(order: UpdateOrder, forward: tuple[ast.stmt, s
                                  note=f"{order.optimizer}.step() runs after {name} (line {statement.lineno}) went "
                                       f"through the weights it changes, and before {loss}.backward()")
     return help, primary
+
+
+def detach_stepped_value(order: UpdateOrder, forward: tuple[ast.stmt, str] | None):
+    """(help, location of the loss's statement) that builds the failing loss from `name.detach()`,
+    where `name` (the forward line's variable) is computed from the stepped parameters alone (a
+    temperature `alpha = softplus(self.raw_alpha)` stepped by its own optimizer) and the gradient
+    the failing backward() would give them is never applied: the loss's own optimizer does not hold
+    them, the stepped optimizer's zero_grad() runs before its next backward(), and only step() /
+    zero_grad() of other optimizers follow the failing backward(). The saved value then serves only
+    that unused gradient: cut there, every forward value stays what this run computed, and every
+    other gradient is the one the graph would have given with the weights as they were. None
+    otherwise."""
+    if forward is None or order.loss is None or order.loss_name is None:
+        return None
+    statement, name = forward
+    value = order.values.get(name)
+    if not isinstance(value, torch.Tensor) or value.grad_fn is None or statement not in order.block \
+            or not order.index(statement) < order.index(order.step):
+        return None
+    leaves, finished = leaves_below([value.grad_fn])
+    if not finished or not leaves or not leaves <= order.optimizer_ids:
+        return None  # the value carries gradients to weights another optimizer trains
+    own = _later_step_parameters(order)
+    if not own or own & order.optimizer_ids:
+        return None  # the failing loss's own step would apply the gradient the cut drops
+    zeroed_first = any(_method_call(s, "zero_grad") is not None and _method_call(s)[0] == order.optimizer
+                       for s in order.block[:order.index(order.first)])
+    after = order.block[order.index(order.backward) + 1:]
+    if not zeroed_first or not all(
+            (call := _method_call(s)) is not None and call[1] in ("step", "zero_grad") and call[0] != order.optimizer
+            for s in after):
+        return None  # the dropped gradient could be read or applied before the stepped optimizer clears it
+    walked, finished = graph_nodes([order.loss.grad_fn], MAX_NODES, avoid=(value.grad_fn,))
+    if not finished or leaves & {id(node.variable) for node in walked if getattr(node, "variable", None) is not None}:
+        return None  # the loss reaches the stepped weights another way too
+    built = order.scope.latest_assignment(order.loss_name, order.backward.lineno)
+    loss_statement = built[0] if built is not None else None
+    if not isinstance(loss_statement, ast.Assign) or loss_statement not in order.block or \
+            not order.index(statement) < order.index(loss_statement) < order.index(order.backward):
+        return None
+    reads = [node for node in ast.walk(loss_statement.value) if isinstance(node, ast.Name) and node.id == name]
+    if not reads or any(_reads(other, name) and isinstance(other, ast.Assign)
+                        and set().union(*(stored_names(t) for t in other.targets)) & set(loaded_names(loss_statement.value))
+                        for other in order.block[order.index(statement) + 1:order.index(loss_statement)]):
+        return None  # the loss reads the value through another variable too
+    replacement = replace_nodes_text(order.filename, loss_statement, [(node, f"{name}.detach()") for node in reads])
+    if replacement is None:
+        return None
+    loss = order.loss_name
+    location = statement_location(order.filename, loss_statement, role="loss",
+                                  note=f"{loss} is built here from {name}, whose graph holds the weights the step changed")
+    return Suggestion(
+        f"build {loss} from {name}.detach(): {name} is computed from the weights {order.optimizer}.step() updates "
+        f"alone, and the gradient {loss}.backward() gives them is never applied ({order.optimizer}.zero_grad() "
+        f"clears it before their next step); detached, {loss} keeps the value this run computed and trains what "
+        "its own optimizer steps as it would have with the weights before the step", replacement, location), location

@@ -33,7 +33,8 @@ nn.PReLU(c).to(torch.float16)`, `self.visual_encoder.half()` in `__init__`), whi
 does not show.
 
 Clipping itself can stop a mixed-precision loop: `clip_grad_norm_(..., error_if_nonfinite=True)`
-raises on gradients whose norm is inf or NaN, and at a scale that is too large the scaled backward
+(or `torch.nn.utils.get_total_norm(..., error_if_nonfinite=True)`, the norm half of its two-step
+spelling) raises on gradients whose norm is inf or NaN, and at a scale that is too large the scaled backward
 overflows on purpose: GradScaler finds its scale by letting such a step overflow, skipping it in
 `scaler.step()` and lowering the scale in `scaler.update()` (AD183). When an enabled GradScaler is
 in the program and the loop steps through it, the help clips with `error_if_nonfinite=False`: the
@@ -58,6 +59,10 @@ from autograd_doctor.diagnosis.source import (
 from autograd_doctor.recording import leaf_sites
 
 CLIP_CALLS = ("clip_grad_norm_", "clip_grad_value_")
+# The calls that raise on a non-finite total norm when given error_if_nonfinite=True, with that
+# argument's position: clip_grad_norm_ and the norm half of its two-step spelling (torch.nn.utils.
+# get_total_norm, then clip_grads_with_norm_), which a loop calls to log the norm it clips with.
+NONFINITE_REFUSING_CALLS = {"clip_grad_norm_": 3, "get_total_norm": 2}
 
 
 def _method_call(statement: ast.stmt, method: str) -> ast.Call | None:
@@ -1578,10 +1583,11 @@ def clipped_non_finite(context: ErrorContext, already):
     frame, _line, filename, statement, location = found
     refusing = primary = None
     unpacked = None
-    for call in find_calls(statement, "clip_grad_norm_"):
-        argument = call_argument(call, 3, "error_if_nonfinite")
-        if argument is not None and value_of(frame, argument) is True:
-            refusing = argument
+    for function_name, position in NONFINITE_REFUSING_CALLS.items():
+        for call in find_calls(statement, function_name):
+            argument = call_argument(call, position, "error_if_nonfinite")
+            if argument is not None and value_of(frame, argument) is True:
+                refusing = argument
     if refusing is None:
         # The refusing flag comes in a dict unpacked into the call (`**self.clip_kwargs`): its entry
         # where the dict is written.

@@ -340,6 +340,26 @@ def dirty_not_returned(context: ErrorContext, already):
         helps.append(Suggestion(f"delete ctx.mark_dirty({dirty[0]}): forward does not modify {dirty[0]}, so there is "
                                 "nothing to mark; what it returns stays the same",
                                 location=statement_location(filename, mark_statement)))
+    elif len(marks) == 1 and len(dirty) == 1 and dirty[0] in inputs and returned_name == dirty[0] and \
+            (rebinding := _rebound_to_copy(forward, dirty[0], marks[0], returns[0])) is not None:
+        # `return x` names the marked input, but forward rebound x to a copy of it after the mark
+        # (`x = x.contiguous()`, a copy for a non-contiguous input): the writes after that line went
+        # into the copy, and the copy is what forward returns.
+        statement, copy_method = rebinding
+        primary = statement_location(filename, statement, role="rebinding",
+                                     note=f"rebinds {dirty[0]} to a copy of the input marked dirty: the writes after "
+                                     f"this line go into the copy, and forward returns the copy")
+        related = related + [statement_location(filename, returns[0], role="return", note="returns the copy")]
+        if _layout_free_after(forward, dirty[0], statement):
+            helps.append(Suggestion(
+                f"delete this line: {dirty[0]}.{copy_method}() has the same values as {dirty[0]}, and what forward "
+                f"does with {dirty[0]} after it (element-wise writes, operations of torch) works on the input as it "
+                f"is, so forward then writes into and returns the input it marked dirty",
+                location=statement_location(filename, statement)))
+        else:
+            helps.append(Suggestion(f"do not rebind {dirty[0]} after ctx.mark_dirty({dirty[0]}): write into the input "
+                                    f"itself, or copy the result back into it ({dirty[0]}_input.copy_(result)) and "
+                                    "return that input"))
     elif len(returns) == 1 and len(dirty) == 1 and dirty[0].isidentifier():
         helps.append(statement_change(primary, f"return {dirty[0]} itself: a Function that modifies an input in "
                                       "place must return that input", f"return {dirty[0]}"))
@@ -349,6 +369,55 @@ def dirty_not_returned(context: ErrorContext, already):
     notes = [f"{function_class.__name__}.forward marked {', '.join(dirty) or 'an input'} as modified in place "
              "but returned something else"]
     return diagnosis(codes.MARK_DIRTY_NOT_RETURNED, primary, related, notes, helps)
+
+
+# Methods that return a tensor with the same values as their receiver, a copy where they must.
+_SAME_VALUE_COPIES = ("contiguous", "clone")
+# Methods whose result depends on the memory layout of their receiver (a view that needs it contiguous,
+# its strides or its memory): after a `.contiguous()` is dropped they could fail or answer otherwise.
+_LAYOUT_DEPENDENT = ("view", "as_strided", "stride", "is_contiguous", "data_ptr", "storage", "untyped_storage",
+                     "numpy", "set_", "resize_")
+
+
+def _rebound_to_copy(forward: ast.FunctionDef, name: str, mark: ast.Call, returned: ast.Return):
+    """(statement, method) of the one assignment `name = name.contiguous()` (or `.clone()`) that forward
+    makes between its ctx.mark_dirty(name) and `return name`, when it assigns `name` nowhere else; None
+    otherwise."""
+    assignments = [node for node in ast.walk(forward) if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                   and any(isinstance(target, ast.Name) and target.id == name
+                           for target in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
+    if len(assignments) != 1 or not isinstance(assignments[0], ast.Assign) or len(assignments[0].targets) != 1:
+        return None
+    statement = assignments[0]
+    value = statement.value
+    if not (mark.lineno < statement.lineno < returned.lineno and isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute) and value.func.attr in _SAME_VALUE_COPIES
+            and isinstance(value.func.value, ast.Name) and value.func.value.id == name and not value.args):
+        return None
+    return statement, value.func.attr
+
+
+def _layout_free_after(forward: ast.FunctionDef, name: str, rebinding: ast.Assign) -> bool:
+    """Whether nothing after `rebinding` uses `name` in a way that depends on its memory layout: no
+    layout-dependent method on it, and it is not given to a function of the user's (a kernel that may
+    need contiguous memory); torch functions, tensor methods and ctx's methods are layout-free."""
+    # Forward's own names (its arguments and what it assigns) hold tensors: a call on one is a tensor method.
+    local_names = {argument.arg for argument in forward.args.args} | {
+        node.id for node in ast.walk(forward) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    for node in ast.walk(forward):
+        if getattr(node, "lineno", 0) <= rebinding.end_lineno or not isinstance(node, ast.Call):
+            continue
+        function = node.func
+        receiver = function.value if isinstance(function, ast.Attribute) else None
+        if isinstance(receiver, ast.Name) and receiver.id == name and function.attr in _LAYOUT_DEPENDENT:
+            return False
+        given = any(isinstance(argument, ast.Name) and argument.id == name
+                    for argument in list(node.args) + [keyword.value for keyword in node.keywords])
+        layout_free_call = isinstance(receiver, ast.Name) and (
+            receiver.id in ("torch", "F") or receiver.id in local_names) or ast.unparse(function).startswith("torch.")
+        if given and not layout_free_call:
+            return False
+    return True
 
 
 def _statement_of_call(function: ast.FunctionDef, call: ast.Call) -> ast.Expr | None:
