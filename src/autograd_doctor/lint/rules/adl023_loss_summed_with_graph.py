@@ -84,7 +84,7 @@ that only picks the networks it calls, `for i in range(n): ... cohort[i](x)`,
 before it in the body of the loop around it: a sum over one batch's
 networks, or, for a counted accumulation window, `for n_i in range(rounds):`
 that takes no step, when the loop around it binds the total to a constant
-before the window and steps, after it, an optimizer it clears: a sum over
+(or a factory tensor without a graph, `torch.tensor(0.0)`) before the window and steps, after it, an optimizer it clears: a sum over
 one step's micro-batches), when the backward's own statement binds the loss
 name again before the sum (`(g,) = torch.autograd.grad(g, x,
 create_graph=True)`, then `kept.append(g)`: what is kept is the gradient), when the sum
