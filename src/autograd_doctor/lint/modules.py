@@ -307,7 +307,9 @@ class ModuleFacts:
         """`self.layers.append(Block(d))` in `__init__`: the container's layers so far
         all come from one constructor, or not."""
         container = self.module_specs.get(module_class, {}).get(attr)
-        spec = self.module_spec(call)
+        # `adapter = nn.ParameterDict(...)`, then `self.adapters.append(adapter)`: the name
+        # holds what its constructor built a line before
+        spec = self.name_specs.get(call.id) if isinstance(call, ast.Name) else self.module_spec(call)
         if container is None or container.kind not in CONTAINERS:
             return
         appended = self._appended.setdefault((module_class, attr), [])

@@ -170,7 +170,7 @@ def _known_kind(checker, obj) -> str | None:
         if bound is not None and bound[1] is None and _submodule_loop_variable(checker, obj):
             return "module"
     elif isinstance(obj, ast.Subscript):
-        container = _module_class_of(checker, obj.value)
+        container = _module_class_of(checker, obj.value) or _name_spec_kind(checker, obj.value)
         if container in _PARAMETER_CONTAINERS:
             return "requires grad"  # `self.weights[i]` of an `nn.ParameterList`: a parameter
         if _known_kind(checker, obj.value) == "module" or container:
@@ -186,6 +186,14 @@ def _known_kind(checker, obj) -> str | None:
     if any(text in owners for owners in checker.training.optimizers.values()):
         return "module"
     return None
+
+
+def _name_spec_kind(checker, obj) -> str | None:
+    """The class of the module a plain name holds when its binding here is no
+    constructor call: `for adapter in self.adapters:` over a container whose
+    appended items are all `nn.ParameterDict`s gives `ParameterDict`."""
+    spec = checker.modules.name_specs.get(obj.id) if isinstance(obj, ast.Name) else None
+    return spec.kind if spec is not None else None
 
 
 def _constructs_module(checker, value) -> bool:

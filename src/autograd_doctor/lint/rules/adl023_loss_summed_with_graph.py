@@ -84,7 +84,7 @@ that only picks the networks it calls, `for i in range(n): ... cohort[i](x)`,
 before it in the body of the loop around it: a sum over one batch's
 networks, or, for a counted accumulation window, `for n_i in range(rounds):`
 that takes no step, when the loop around it binds the total to a constant
-before the window and steps, after it, an optimizer it clears: a sum over
+(or a factory tensor without a graph, `torch.tensor(0.0)`) before the window and steps, after it, an optimizer it clears: a sum over
 one step's micro-batches), when the backward's own statement binds the loss
 name again before the sum (`(g,) = torch.autograd.grad(g, x,
 create_graph=True)`, then `kept.append(g)`: what is kept is the gradient), when the sum
@@ -490,7 +490,7 @@ def _check_body(checker, body, losses: dict, summed_back: set, graph_values: dic
             continue
         direct = _displayed_operand_names(argument)
         for summed in sorted(_argument_losses(checker, argument, listed)):
-            found = next((b for b in backwards if b[0] == summed and _kept_across(
+            found = next((b for b in backwards if b[0] == summed and _kept_across(checker,
                 owner, owner, summed, call, path, b, bindings)), None)
             if found is not None:
                 _report(checker, owner, summed, argument, call, found[1], through=(call.func.attr, fact),
@@ -1104,19 +1104,19 @@ def _check_sums(checker, sums, backwards, bindings, summed_back, detached_in_pla
         if base in summed_back or base in detached_in_place or _grad_off(checker, path):
             continue
         for summed in _sum_operands(value):
-            found = next((b for b in backwards if b[0] == summed and _kept_across(
+            found = next((b for b in backwards if b[0] == summed and _kept_across(checker,
                 total, base, summed, stmt, path, b, bindings)), None)
             if found is not None:
                 _report(checker, total, summed, value, stmt, found[1])
                 break
-            found = next((b for b in backwards if _kept_across(total, base, summed, stmt, path, b, bindings)
+            found = next((b for b in backwards if _kept_across(checker, total, base, summed, stmt, path, b, bindings)
                           and _part_of(checker, summed, b, bindings, graph_values) is not None), None)
             if found is not None:
                 _report(checker, total, summed, value, stmt, found[1],
                         part_of=(found[0], _part_of(checker, summed, found, bindings, graph_values)))
                 break
             aliased = _aliased_backward(summed, stmt, path, backwards, bindings)
-            if aliased is not None and _kept_across(total, base, summed, stmt, path, aliased[0], bindings):
+            if aliased is not None and _kept_across(checker, total, base, summed, stmt, path, aliased[0], bindings):
                 _report(checker, total, summed, value, stmt, aliased[0][1], alias=(aliased[0][0], aliased[1]))
                 break
 
@@ -1192,7 +1192,7 @@ def _check_entry_sums(checker, entry_sums, backwards, bindings, summed_back, det
         if base in summed_back or base in detached_in_place or _grad_off(checker, path):
             continue
         found = next((b for b in backwards if b[0].startswith(dictionary + "[")
-                      and _kept_across(total, base, b[0], stmt, path, b, bindings)), None)
+                      and _kept_across(checker, total, base, b[0], stmt, path, b, bindings)), None)
         if found is None:
             continue
         edits = tuple(checker.edit(node, f"{operand}.detach()") for node in _operand_nodes(value, operand))
@@ -1222,7 +1222,7 @@ def _shared_loop(path, other_path):
     return loop
 
 
-def _kept_across(total, base, summed, stmt, path, backward, bindings) -> bool:
+def _kept_across(checker, total, base, summed, stmt, path, backward, bindings) -> bool:
     """The sum and the backward share a loop, in which ``total`` lives on (``base`` bound
     before it, neither re-bound in it) and ``summed`` is not re-bound between the two."""
     _, call, back_path = backward
@@ -1238,7 +1238,7 @@ def _kept_across(total, base, summed, stmt, path, backward, bindings) -> bool:
         return False  # no sum before the loop that this one adds to
     if _restarted_around_network_loop(loop, base, path, bindings):
         return False  # a sum over the networks of one batch (set V's DML): bounded
-    if _restarted_per_step(loop, base, path, bindings):
+    if _restarted_per_step(checker, loop, base, path, bindings):
         return False  # a sum over one optimizer step's micro-batches (set AE's corrdiff): bounded
     low, high = sorted((call.lineno, stmt.lineno))
     root = re.match(r"\w+", summed).group(0)  # `output.loss`, `output["loss"]` are re-bound with `output`
@@ -1380,11 +1380,12 @@ def _step_calls(nodes, attribute: str = "step") -> list:
     return found
 
 
-def _restarted_per_step(loop, base, path, bindings) -> bool:
+def _restarted_per_step(checker, loop, base, path, bindings) -> bool:
     """The sum lives in a gradient-accumulation window: a counted loop ``W`` (`for n_i
     in range(num_accumulation_rounds):`, ``loop`` itself or a loop around it) whose
     body takes no optimizer step and clears nothing, inside a loop ``L`` whose body
-    starts the total again before ``W`` (`loss_accum = 0`, in the same block as ``W``,
+    starts the total again before ``W`` (`loss_accum = 0`, or a factory tensor with no
+    graph, `torch.tensor(0.0)`, in the same block as ``W``,
     with no step between), and, after ``W``, steps an optimizer whose `zero_grad()` it
     also calls.  Every iteration the total spans belongs to one optimizer step; the
     graphs it links are those of one step's micro-batches (their saved tensors freed by
@@ -1413,7 +1414,7 @@ def _restarted_per_step(loop, base, path, bindings) -> bool:
         block = path[:i]
         restarts = [line for name, line, node, p in bindings
                     if name == base and p == block and line < window.lineno and isinstance(node, ast.Assign)
-                    and isinstance(node.value, ast.Constant)]
+                    and _starts_without_graph(checker, node.value)]
         if not restarts:
             continue
         restart = max(restarts)
@@ -1424,6 +1425,13 @@ def _restarted_per_step(loop, base, path, bindings) -> bool:
         if any(c.lineno > window.end_lineno and ast.unparse(c.func.value) in cleared for c in steps):
             return True
     return False
+
+
+def _starts_without_graph(checker, value) -> bool:
+    """A total's new start that carries no graph: a literal (`loss_accum = 0`) or a
+    tensor made only from factories and literals (`batch_loss = torch.tensor(0.0,
+    device=device)`, mini_edm's window of set AQ)."""
+    return isinstance(value, ast.Constant) or isinstance(value, ast.Call) and checker.is_const(value)
 
 
 def _restarted_around_network_loop(loop, base, path, bindings) -> bool:
