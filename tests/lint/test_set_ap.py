@@ -175,3 +175,31 @@ def test_adl003_older_loss_through_the_stepped_position_still_found():
     batches = [(torch.randn(4, 5), torch.randint(0, 3, (4,)), torch.randn(4, 2))]
     with pytest.raises(RuntimeError, match="inplace"):
         _load(both, "fit_real_ap")["run"](batches)  # `aux_head`'s weight, saved, was stepped
+
+
+# a same-file module class whose forward returns two values: the called module may be
+# one (the function's callers pass it), its forward is not read at the call, so the
+# claim stays (r73, r92); here the main output also goes through `aux_head`
+SAME_FILE_CLASS = FIT.replace("from models import MultiTask\n", "").replace("def fit(", '''
+class Shared(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Sequential(torch.nn.Linear(5, 6), torch.nn.ReLU())
+        self.main_head = torch.nn.Linear(6, 3)
+        self.aux_head = torch.nn.Linear(6, 2)
+
+    def forward(self, x):
+        h = self.body(x)
+        aux = self.aux_head(h)
+        return self.main_head(h) + aux.mean(-1, keepdim=True), aux
+
+
+def fit(''').replace("fit(MultiTask(), batches)", "fit(Shared(), batches)")
+
+
+def test_adl003_same_file_class_of_that_arity_keeps_the_claim():
+    assert ("ADL003", _line(SAME_FILE_CLASS, "aux_opt.step()")) in _found(SAME_FILE_CLASS, ("ADL003",))
+    torch.manual_seed(0)
+    batches = [(torch.randn(4, 5), torch.randint(0, 3, (4,)), torch.randn(4, 2))]
+    with pytest.raises(RuntimeError, match="inplace"):
+        _load(SAME_FILE_CLASS, "fit_shared_ap")["run"](batches)

@@ -10,6 +10,7 @@ from autograd_doctor.lint.clearing import spread_to_callers
 from autograd_doctor.lint.constructor_optimizers import constructor_optimizer_owners
 from autograd_doctor.lint.walk import own_nodes
 from autograd_doctor.lint.held_methods import returns_own_parameters, uses_no_layer
+from autograd_doctor.lint.project_factories import own_returns
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -1352,7 +1353,11 @@ def _part_not_shown_on_positions(checker, scope, seq, optimizer, hit, owners) ->
     reached the call through that position alone (the step then changes what that
     backward filled).  No claim when every position of the old graph's calls of the
     part's parent is unshown; a read `forward` is left to `_steps_other_positions`,
-    and a call of the part itself, or the whole result, keeps the claim."""
+    and a call of the part itself, or the whole result, keeps the claim.  So does a
+    same-file module class whose `forward` may return that many values: the called
+    module may be one (`def ddpg_update(actor_critic, ...)` called with the file's
+    `ActorCritic`, whose `q` computes two positions, r73), and its forward is then
+    not read here, only possibly the one called."""
     name = hit[0]
     entry = scope.binding(name, seq)
     if entry is None or entry[1] is None:
@@ -1370,9 +1375,30 @@ def _part_not_shown_on_positions(checker, scope, seq, optimizer, hit, owners) ->
     for owner, i, call in old:
         called = _called_module(checker, scope, call, seq)
         if i is None or called is None or not owner.startswith((called + ".", called + "[")) \
-                or _held_forward_modules(checker, call, i, scope.owner_class) or (owner, i, called) in shown:
+                or _held_forward_modules(checker, call, i, scope.owner_class) or (owner, i, called) in shown \
+                or _file_forward_may_return(checker, call):
             return False
     return True
+
+
+def _file_forward_may_return(checker, call) -> bool:
+    """A module class of the file has a `forward` that may give the tuple ``call``'s
+    result is unpacked into (every `return` a tuple display of another length rules
+    a forward out; an unknown length rules none out)."""
+    targets = checker.notes.get("ADL003 positions") or {}
+    names = targets.get(id(call))
+    for node in ast.walk(checker.tree):
+        if not (isinstance(node, ast.ClassDef) and node.name in checker.modules.module_classes):
+            continue
+        for forward in node.body:
+            if not (isinstance(forward, (ast.FunctionDef, ast.AsyncFunctionDef)) and forward.name == "forward"):
+                continue
+            returns = [r.value for r in own_returns(forward)]
+            if names is None or not returns or not all(
+                    isinstance(r, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in r.elts)
+                    and len(r.elts) != len(names) for r in returns):
+                return True
+    return False
 
 
 def _called_module(checker, scope, call, at) -> str | None:
