@@ -10,6 +10,7 @@ from autograd_doctor.lint.clearing import spread_to_callers
 from autograd_doctor.lint.constructor_optimizers import constructor_optimizer_owners
 from autograd_doctor.lint.walk import own_nodes
 from autograd_doctor.lint.held_methods import returns_own_parameters, uses_no_layer
+from autograd_doctor.lint.project_factories import own_returns
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -225,6 +226,8 @@ def check_file(checker) -> None:
                 continue  # the step changes only parameters another position of the result reached
             if hit is not None and index is not None and not _same_element(scope, index, hit[1], node):
                 continue  # `discriminators[i]` may be another element than the stepped one
+            if hit is not None and _part_not_shown_on_positions(checker, scope, seq, optimizer, hit, owners):
+                continue  # nothing shows that the old graph's positions went through the stepped part
             if hit is not None:
                 name, value, module = hit
                 backward = f"`backward()` on line {bnode.lineno}" if not _helper_call(bnode) else \
@@ -1369,6 +1372,73 @@ def _steps_other_positions(checker, scope, seq, optimizer, hit, owners) -> bool:
             if not mine or not theirs or mine & theirs:
                 return False  # the forward is not read, or both positions use a layer
     return {o for o, _, _ in old} <= {o for o, _, _ in stepped}
+
+
+def _part_not_shown_on_positions(checker, scope, seq, optimizer, hit, owners) -> bool:
+    """`dist, value = self.policy(obs)` with `critic_opt` over `self.policy.critic`
+    only, the policy's class not read (a constructor argument, another file):
+    `critic_opt.zero_grad(); value_loss.backward(); critic_opt.step()`, then
+    `actor_loss.backward()` with `actor_loss` from `dist` (xuance's NPG learner).  The
+    optimizer holds a part of the called module, so the old graph saved the part's
+    parameters only if the position it came from was computed through that part, and
+    an unread `forward` does not say which positions are.  A position is shown to go
+    through the part when a backward between the part optimizer's clear and its step
+    reached the call through that position alone (the step then changes what that
+    backward filled).  No claim when every position of the old graph's calls of the
+    part's parent is unshown; a read `forward` is left to `_steps_other_positions`,
+    and a call of the part itself, or the whole result, keeps the claim.  So does a
+    same-file module class whose `forward` may return that many values: the called
+    module may be one (`def ddpg_update(actor_critic, ...)` called with the file's
+    `ActorCritic`, whose `q` computes two positions, r73), and its forward is then
+    not read here, only possibly the one called."""
+    name = hit[0]
+    entry = scope.binding(name, seq)
+    if entry is None or entry[1] is None:
+        return False
+    old = _owner_positions(checker, scope, [(_value_of(scope, name, entry), entry[0], _position(checker, name, entry[1]))],
+                           owners)
+    if not old:
+        return False
+    shown = set()
+    for b, _, recv in _cleared_backwards(scope, seq, optimizer):
+        for owner, j, call in _owner_positions(checker, scope, [(recv, b, None)], owners):
+            if j is None:
+                return False  # a backward through the whole result: every position may be
+            shown.add((owner, j, _called_module(checker, scope, call, seq)))
+    for owner, i, call in old:
+        called = _called_module(checker, scope, call, seq)
+        if i is None or called is None or not owner.startswith((called + ".", called + "[")) \
+                or _held_forward_modules(checker, call, i, scope.owner_class) or (owner, i, called) in shown \
+                or _file_forward_may_return(checker, call):
+            return False
+    return True
+
+
+def _file_forward_may_return(checker, call) -> bool:
+    """A module class of the file has a `forward` that may give the tuple ``call``'s
+    result is unpacked into (every `return` a tuple display of another length rules
+    a forward out; an unknown length rules none out)."""
+    targets = checker.notes.get("ADL003 positions") or {}
+    names = targets.get(id(call))
+    for node in ast.walk(checker.tree):
+        if not (isinstance(node, ast.ClassDef) and node.name in checker.modules.module_classes):
+            continue
+        for forward in node.body:
+            if not (isinstance(forward, (ast.FunctionDef, ast.AsyncFunctionDef)) and forward.name == "forward"):
+                continue
+            returns = [r.value for r in own_returns(forward)]
+            if names is None or not returns or not all(
+                    isinstance(r, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in r.elts)
+                    and len(r.elts) != len(names) for r in returns):
+                return True
+    return False
+
+
+def _called_module(checker, scope, call, at) -> str | None:
+    """The module a call calls (`self.policy` of `self.policy(obs)`, through local names)."""
+    if not isinstance(call, ast.Call) or not isinstance(call.func, (ast.Name, ast.Attribute)):
+        return None
+    return _held_name(checker, scope, checker.text(call.func), at)
 
 
 def _cleared_backwards(scope, seq, optimizer) -> list:
