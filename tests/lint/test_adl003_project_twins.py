@@ -11,8 +11,8 @@ false claim for `qf2_loss`.  Now the forward is read in its own file
 (project_forwards.py).  The programs here are written for the test, not copied:
 the left shape (`from model import ...`, six numbered layers), another shape (a
 package, `nn.Sequential` heads, `.to(device)`), and near twins whose positions
-share a layer (a trunk, or a method of the critic that uses one), which fail
-under torch and are still reported.
+share a layer (a trunk, a method of the critic that uses one, one module handed
+to both heads' constructors), which fail under torch and are still reported.
 """
 
 from __future__ import annotations
@@ -129,6 +129,25 @@ class TwinQ(nn.Module):
         return self.q_a(self.features(obs, act)), self.q_b(self.features(obs, act))
 '''
 
+# a near twin whose heads are built around one module bound to a local name of
+# `__init__` (`nn.Sequential(trunk, ...)` twice): the two positions share it
+HANDED = '''
+import torch
+from torch import nn
+
+
+class TwinQ(nn.Module):
+    def __init__(self, obs_dim, act_dim):
+        super().__init__()
+        trunk = nn.Sequential(nn.Linear(obs_dim + act_dim, 16), nn.Tanh(), nn.Linear(16, 16), nn.Tanh())
+        self.q_a = nn.Sequential(trunk, nn.Linear(16, 1))
+        self.q_b = nn.Sequential(trunk, nn.Linear(16, 1))
+
+    def forward(self, obs, act):
+        sa = torch.cat([obs, act], dim=-1)
+        return self.q_a(sa), self.q_b(sa)
+'''
+
 
 def _project(tmp_path, critic_source, package, retain=""):
     """agent.py beside model.py (the left shape), or agent.py with nets/critics.py;
@@ -185,7 +204,7 @@ def test_separate_positions_of_a_project_critic_are_silent(tmp_path, source, pac
     _update(tmp_path, modules)  # runs: the first step changed only what `q1` reached
 
 
-@pytest.mark.parametrize("source", [TRUNK, METHOD])
+@pytest.mark.parametrize("source", [TRUNK, METHOD, HANDED])
 def test_positions_sharing_a_layer_are_still_found(tmp_path, source):
     path = _project(tmp_path, source, True, retain="retain_graph=True")
     found = _findings(path)

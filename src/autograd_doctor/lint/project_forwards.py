@@ -17,7 +17,9 @@ that may share a layer with another keeps ADL003's claim):
 * each `self.<attr>` read is bound once in the class, in `__init__`, to a
   constructor call (`nn.Linear(...)`, `nn.Sequential(...)`), or to a constant; a
   constructor that reads other attributes (`nn.Sequential(self.linear1, ...)`)
-  counts them too, so a layer shared that way shows in both positions;
+  counts them too, so a layer shared that way shows in both positions, and two
+  positions built from one bare name handed to a constructor that may keep it
+  (`nn.Sequential(trunk, ...)`, `SoftQNet(encoder, ...)`) give no answer;
 * anything else gives no answer: a `self` handed on, a method of `self`
   called (it may use any layer), `super()`, an attribute bound to a name (an
   argument, perhaps one module bound twice), a `forward` inherited.
@@ -72,7 +74,10 @@ def _position_layers(path: str, cls: ast.ClassDef) -> tuple | None:
         if not layers:
             return None
         per_position.append(frozenset(layers))
-    return tuple(per_position)
+    handed = [{m for m in layers if m.startswith("name ")} for layers in per_position]
+    if any(a & b for i, a in enumerate(handed) for b in handed[i + 1:]):
+        return None  # two positions built from one handed-on name: perhaps one module
+    return tuple(frozenset(m for m in layers if not m.startswith("name ")) for layers in per_position)
 
 
 def _attribute_sources(cls: ast.ClassDef, init) -> dict | None:
@@ -101,8 +106,32 @@ def _attribute_sources(cls: ast.ClassDef, init) -> dict | None:
         if isinstance(value, ast.Constant):
             sources[attr] = frozenset()
         elif isinstance(value, ast.Call) and _self_attribute(value.func) is None:
-            sources[attr] = frozenset(a for a in (_self_attribute(n) for n in ast.walk(value)) if a)
+            read = {a for a in (_self_attribute(n) for n in ast.walk(value)) if a}
+            sources[attr] = frozenset(read | _names_handed_on(value))
     return sources
+
+
+def _names_handed_on(value) -> set:
+    """`name <x>` for each bare name handed as a whole to a constructor that may keep
+    it (`nn.Sequential(trunk, head)`, `SoftQNet(encoder, dims)`): two layers built with
+    the same name may share one module.  A `torch.nn` layer class other than a
+    container (`nn.Linear(n_in + n_act, hidden)`) takes sizes, and builds its own
+    parameters."""
+    found = set()
+    for call in (n for n in ast.walk(value) if isinstance(n, ast.Call)):
+        func = ast.unparse(call.func)
+        kind = func.rsplit(".", 1)[-1]
+        if func.startswith(("nn.", "torch.nn.")) and kind[:1].isupper() and kind not in _CONTAINERS:
+            continue
+        for arg in list(call.args) + [k.value for k in call.keywords]:
+            if isinstance(arg, ast.Starred):
+                arg = arg.value
+            if isinstance(arg, ast.Name):
+                found.add(f"name {arg.id}")
+    return found
+
+
+_CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
 
 
 def _local_bindings(function) -> dict | None:

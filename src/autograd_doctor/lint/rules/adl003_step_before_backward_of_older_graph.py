@@ -1360,7 +1360,9 @@ def _steps_other_positions(checker, scope, seq, optimizer, hit, owners) -> bool:
     stepped module only through one position of a call's unpacked result (`q1`) and
     the old graph only through another (`q2`), and the module's `forward`, read,
     computes the two positions with separate layers (`self.linear1-3` / `self.linear4-6`):
-    no claim.  A forward not read (another file's class) keeps the claim.
+    no claim.  The forward is read in the file, or, for a class of another project
+    file bound once to `self.<attr>` in `__init__`, in its own file
+    (project_forwards.py); a forward not read keeps the claim.
     A clear with `set_to_none=False`, a backward through the whole result, or through
     the same position, keeps the claim."""
     cleared = _cleared_backwards(scope, seq, optimizer)
