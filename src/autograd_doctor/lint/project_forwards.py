@@ -53,8 +53,6 @@ def _position_layers(path: str, cls: ast.ClassDef) -> tuple | None:
     if forward is None or init is None:
         return None
     attributes = _attribute_sources(cls, init)
-    if attributes is None:
-        return None
     returns = [r.value for r in own_nodes(forward.body) if isinstance(r, ast.Return)]
     if not returns or not all(isinstance(r, ast.Tuple) for r in returns):
         return None
@@ -66,11 +64,14 @@ def _position_layers(path: str, cls: ast.ClassDef) -> tuple | None:
     tree = parsed_file(path)
     if bindings is None or tree is None:
         return None
-    built_in_file = _names_bound_to_calls(tree)
+    # a module the file builds at its top, or one the caller passes, may be read by
+    # several positions: reading one (calling an argument) gives no answer
+    file_modules = _names_bound_to_calls(tree)
+    arguments = {a.arg for a in forward.args.posonlyargs + forward.args.args + forward.args.kwonlyargs}
     per_position = []
     for position in range(length):
         layers = _layers_read([r.elts[position] for r in returns], bindings, attributes, set(methods),
-                              built_in_file)
+                              file_modules, arguments)
         if not layers:
             return None
         per_position.append(frozenset(layers))
@@ -80,7 +81,7 @@ def _position_layers(path: str, cls: ast.ClassDef) -> tuple | None:
     return tuple(frozenset(m for m in layers if not m.startswith("name ")) for layers in per_position)
 
 
-def _attribute_sources(cls: ast.ClassDef, init) -> dict | None:
+def _attribute_sources(cls: ast.ClassDef, init) -> dict:
     """attr -> the other attributes its value reads (`self.head = nn.Sequential(self.body,
     ...)`: {"body"}), for each `self.<attr>` bound once in the class, in `__init__`, to a
     call that is no `self.<method>(...)` or to a constant; an attribute bound otherwise
@@ -178,14 +179,18 @@ def _names_bound_to_calls(tree: ast.Module) -> frozenset:
                      for target in node.targets for t in ast.walk(target) if isinstance(t, ast.Name))
 
 
-def _layers_read(expressions, bindings: dict, attributes: dict, methods: set, built_in_file) -> set | None:
+def _layers_read(expressions, bindings: dict, attributes: dict, methods: set, file_modules,
+                 arguments) -> set | None:
     """The `self.<attr>` names the expressions are computed from, through the local
     bindings; None when something read gives no answer (a module the file built at
-    its top read by name included)."""
+    its top read by name, a forward argument called)."""
     found, seen, work = set(), set(), list(expressions)
     while work:
         node = work.pop()
         for n in ast.walk(node):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in arguments \
+                    and n.func.id not in bindings:
+                return None
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
                 if n.id in ("self", "super"):
                     if not _is_attribute_base(n, node):
@@ -194,7 +199,7 @@ def _layers_read(expressions, bindings: dict, attributes: dict, methods: set, bu
                     if n.id not in seen:
                         seen.add(n.id)
                         work.extend(bindings[n.id])
-                elif n.id in built_in_file:
+                elif n.id in file_modules and n.id not in arguments:
                     return None
             attr = _self_attribute(n)
             if attr is None:
