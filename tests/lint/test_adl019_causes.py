@@ -6,6 +6,9 @@
   neuron's `self.v = self.v + (x - self.v) / tau`), run by the network a loop
   calls and backpropagates in every iteration, with nothing in the loop that may
   reset the state (r304, r488).
+* ADL017 (stop 45): a state the forward re-binds to a detached value before
+  re-binding it from itself is no state carried with its graph (ok6, ok8, ok9);
+  a copy that keeps the graph (`h.clone()`, b4) is still reported.
 
 The programs in adl019_causes_programs/ were written and run under torch before
 the rule was run on them (b*: raise "Trying to backward through the graph a
@@ -66,8 +69,33 @@ def test_state_reported_once_where_adl017_reports_it():
         _run(source, "b1")
 
 
-@pytest.mark.parametrize("name", ["ok1", "ok2", "ok3", "ok4", "ok5", "ok6", "ok7"])
+@pytest.mark.parametrize("name", ["ok1", "ok2", "ok3", "ok4", "ok5", "ok6", "ok7", "ok8", "ok9"])
 def test_near_twins_run_and_stay_silent(name):
     source = _source(name)
     _run(source, name)
     assert _findings(source) == []
+
+
+@pytest.mark.parametrize("name", ["ok6", "ok8", "ok9"])
+def test_state_detached_earlier_in_the_forward_is_no_adl017(name):
+    # the forward re-binds the state to a detached value before re-binding it from
+    # itself: `tuple(h.detach() for h in self.hidden)` under `if ... is not None:`
+    # (ok6), `self.h.detach()` in the `else` of `if self.h is None:` (ok8), a
+    # same-file helper every return of which detaches (ok9)
+    source = _source(name)
+    _run(source, name)
+    assert _findings(source, ("ADL017", "ADL019")) == []
+
+
+def test_state_copied_not_detached_is_still_adl017():
+    # `tuple(h.clone() for h in self.hidden)` keeps the graph: still reported, once
+    source = _source("b4")
+    found = _findings(source, ("ADL017", "ADL019"))
+    assert [(line, code) for line, code, _ in found] == [(_marked_as(source, "ADL017"), "ADL017")]
+    assert "`self.hidden` is given a tensor that carries this call's graph" in found[0][2]
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        _run(source, "b4")
+
+
+def _marked_as(source: str, code: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), 1) if line.endswith("# " + code))

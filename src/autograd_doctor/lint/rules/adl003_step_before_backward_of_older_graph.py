@@ -11,6 +11,8 @@ from autograd_doctor.lint.constructor_optimizers import constructor_optimizer_ow
 from autograd_doctor.lint.walk import own_nodes
 from autograd_doctor.lint.held_methods import returns_own_parameters, uses_no_layer
 from autograd_doctor.lint.project_factories import own_returns
+from autograd_doctor.lint.modules import RETURN_THE_MODULE
+from autograd_doctor.lint.project_forwards import forward_position_layers
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -993,7 +995,7 @@ def _held_forward_modules(checker, call, position: int, owner) -> list:
         return []
     spec = checker.modules.called_module(call, owner)
     if spec is None or spec.kind not in checker.modules.module_classes:
-        return []
+        return _project_forward_modules(checker, call, position, owner)
     entry = checker.summaries.modules.get((spec.kind, "forward"))
     returns = checker.summaries.returns.get((spec.kind, "forward"))
     if entry is None or returns is None or returns[1] is not True or position >= len(entry) \
@@ -1001,6 +1003,56 @@ def _held_forward_modules(checker, call, position: int, owner) -> list:
         return []
     holder = checker.text(call.func)
     return sorted(holder + m[len("self"):] for m in entry[position] if m.startswith("self."))
+
+
+def _project_forward_modules(checker, call, position: int, owner) -> list:
+    """As ``_held_forward_modules`` for a held module whose class another file of the
+    project defines (`self.critic = QNetwork(...).to(device)` in `__init__`, `from
+    model import QNetwork`): its `forward` read in that file (project_forwards.py);
+    [] when unknown."""
+    holder = call.func
+    if not (isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name)
+            and holder.value.id == "self" and owner):
+        return []
+    built = _built_once_in_init(checker, owner, holder.attr)
+    qualname = checker.qualname(built.func) if built is not None else None
+    if not qualname or "." not in qualname or qualname.startswith("torch."):
+        return []
+    layers = forward_position_layers(qualname, checker.filename)
+    if layers is None or position >= len(layers):
+        return []
+    return sorted(f"{checker.text(holder)}.{attr}" for attr in layers[position])
+
+
+def _built_once_in_init(checker, owner: str, attr: str):
+    """The constructor call that `__init__` of the class ``owner`` binds `self.<attr>`
+    to (through `.to(device)` and the like), when that is the only binding of
+    `self.<attr>` in the file's classes of that name; else None."""
+    classes = [c for c in checker.class_nodes if c.name == owner]
+    if len(classes) != 1:
+        return None
+    found = []
+    for function in classes[0].body:
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(function):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for target in targets:
+                for t in ast.walk(target):
+                    if isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name) \
+                            and t.value.id == "self" and isinstance(t.ctx, ast.Store):
+                        found.append((function, node, target))
+    if len(found) != 1:
+        return None
+    function, node, target = found[0]
+    if function.name != "__init__" or not isinstance(node, ast.Assign) or node.targets != [target]:
+        return None
+    value = node.value
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+            and value.func.attr in RETURN_THE_MODULE:
+        value = value.func.value
+    return value if isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute)) else None
 
 
 def _no_graph_result(call) -> bool:
@@ -1344,7 +1396,9 @@ def _steps_other_positions(checker, scope, seq, optimizer, hit, owners) -> bool:
     stepped module only through one position of a call's unpacked result (`q1`) and
     the old graph only through another (`q2`), and the module's `forward`, read,
     computes the two positions with separate layers (`self.linear1-3` / `self.linear4-6`):
-    no claim.  A forward not read (another file's class) keeps the claim.
+    no claim.  The forward is read in the file, or, for a class of another project
+    file bound once to `self.<attr>` in `__init__`, in its own file
+    (project_forwards.py); a forward not read keeps the claim.
     A clear with `set_to_none=False`, a backward through the whole result, or through
     the same position, keeps the claim."""
     cleared = _cleared_backwards(scope, seq, optimizer)

@@ -124,7 +124,8 @@ def on_attribute_assign(checker, target, value, stmt) -> None:
     if target.attr in checker.modules.buffers.get(cls, ()):
         checker.scope.note("ADL017", ("buffer", stmt, target.attr, cls))
     elif checker.file.trains and (_reads_self_attribute(value, target.attr)
-                                  or _descends_from_attribute(checker.scope, value, target.attr)):
+                                  or _descends_from_attribute(checker.scope, value, target.attr)) \
+            and not _detached_before(checker, stmt, target.attr):
         checker.notes["ADL017 carried"].append((stmt, target.attr, cls, checker.scope.name))
 
 
@@ -198,6 +199,56 @@ def _forward_argument_buffer(checker, target, value, stmt, cls) -> None:
                                             for base in scope.class_bases))
     if buffer and checker.result_carries_graph(value):
         checker.notes["ADL017 forward argument"].append((stmt, target.attr, cls))
+
+
+def _detached_before(checker, stmt, attr: str) -> bool:
+    """The method re-binds `self.<attr>` to a value with no graph before ``stmt``, on
+    every path: the last statement of its body before the one holding ``stmt`` that
+    binds `self.<attr>` is `self.<attr> = <cut>` (`self.hidden.detach()`,
+    `tuple(h.detach() for h in self.hidden)`, a same-file function that detaches),
+    or an `if self.<attr> is not None:` (`is None:`) whose branch for a state detaches
+    it, the other branch leaving it `None` or giving it a first value.  The state the
+    previous call left then reaches this call without its graph."""
+    function = checker.scope.function_node
+    if function is None:
+        return False
+    name = function.name
+    last = None
+    for top in function.body:
+        if top.lineno <= stmt.lineno <= (top.end_lineno or top.lineno):
+            break
+        if _binds_self_attribute(top, attr):
+            last = top
+    if last is None:
+        return False
+    if not isinstance(last, ast.If):
+        return _detaching_assignment(checker, last, attr, name)
+    test = last.test
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+            and _is_self_attribute(test.left, attr) and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None):
+        return False
+    state_branch = last.body if isinstance(test.ops[0], ast.IsNot) else last.orelse
+    first_branch = last.orelse if isinstance(test.ops[0], ast.IsNot) else last.body
+    detaching = [s for s in state_branch if _binds_self_attribute(s, attr)]
+    return bool(detaching) and _detaching_assignment(checker, detaching[-1], attr, name) \
+        and all(isinstance(s, ast.Assign) for s in first_branch if _binds_self_attribute(s, attr))
+
+
+def _detaching_assignment(checker, stmt, attr: str, function: str) -> bool:
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+        and _is_self_attribute(stmt.targets[0], attr) and checker.cuts_graph(stmt.value, function)
+
+
+def _binds_self_attribute(stmt, attr: str) -> bool:
+    """``stmt`` (or a statement inside it) binds `self.<attr>`."""
+    return any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and _is_self_attribute(n, attr)
+               for n in ast.walk(stmt))
+
+
+def _is_self_attribute(node, attr: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.value, ast.Name) \
+        and node.value.id == "self"
 
 
 def _descends_from_attribute(scope, value, attr: str) -> bool:
