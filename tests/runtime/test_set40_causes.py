@@ -69,6 +69,25 @@ ONE_BACKWARD = """
     result = {"flat": flat}
 """
 
+# A hand-written training loop that never clears .grad, with a frozen layer: its `loss` is computed
+# in the body, not a loop over losses; the skip help stays as it was.
+TRAINING_LOOP = """
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(9)
+
+    net = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 1))
+    net[0].requires_grad_(False)
+    x, y = torch.randn(12, 3), torch.randn(12, 1)
+    for step in range(3):
+        loss = ((net(x) - y) ** 2).mean()
+        loss.backward()
+        for p in net.parameters():
+            p.data -= 0.1 * p.grad
+    result = {"weight": net[2].weight.detach().clone()}
+"""
+
 # The correct near-twin of MULTI_TASK: each task's own gradients from torch.autograd.grad.
 MULTI_TASK_BY_GRAD = MULTI_TASK.replace(
     """            task_loss.backward(retain_graph=True)
@@ -106,6 +125,12 @@ def test_one_backward_before_the_read_keeps_the_zero_filling_help(tmp_path):
     assert outcome.diagnosis.code == "AD309"
     assert "put zeros in the place" in _code_helps(outcome.diagnosis)[0].message
     assert not any("earlier ones'" in note for note in outcome.diagnosis.notes)
+
+
+def test_a_training_loop_keeps_the_skip_help(tmp_path):
+    outcome = run_as_script(tmp_path, TRAINING_LOOP)
+    assert outcome.diagnosis.code == "AD309"
+    assert "skip the parameters that have no gradient" in _code_helps(outcome.diagnosis)[0].message
 
 
 def test_the_correct_versions_run_silent(tmp_path):

@@ -2327,21 +2327,23 @@ def _clears_gradients(node: ast.AST) -> bool:
 
 
 def _backward_summed_over_loop(tree, statement):
-    """The receiver of the `X.backward(...)` call (the `X` node) when `statement` sits in a loop whose
-    body calls X.backward() before it, on every iteration, and nothing in the loop clears .grad: the
-    .grad values `statement` reads then add up over the iterations. None otherwise."""
+    """The receiver of the `loss.backward(...)` call (the `loss` node) when `statement` sits in a loop
+    over losses, `for loss in losses:` / `for name, loss in losses.items():`, whose body calls
+    loss.backward() before it, and nothing in the loop clears .grad: the .grad values `statement`
+    reads then add up over the losses. None otherwise (a training loop's `loss`, computed in the
+    body, is not a loop over losses)."""
     loops = [node for node in walk_covering(tree, statement.lineno)
-             if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and node.body
+             if isinstance(node, (ast.For, ast.AsyncFor)) and node.body
              and node.body[0].lineno <= statement.lineno <= (node.end_lineno or node.lineno)]
     for loop in sorted(loops, key=lambda node: -node.lineno):
         if _clears_gradients(loop):
             return None
+        bound = {target.id for target in ast.walk(loop.target) if isinstance(target, ast.Name)}
         before = [s for s in loop.body if (s.end_lineno or s.lineno) < statement.lineno]
         for s in reversed(before):
-            if not isinstance(s, ast.Expr):
-                continue
-            call = s.value
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "backward":
+            call = s.value if isinstance(s, ast.Expr) else None
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "backward" \
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id in bound:
                 return call.func.value
     return None
 
