@@ -2372,6 +2372,22 @@ def grad_of_leaf_without_gradient(found):
     helps.append(Suggestion(
         f"or, if {name} should train, " + ("set requires_grad = True on it (and give it to the optimizer)"
                                           if frozen else "use it in the loss")))
+    summed = _backward_summed_over_loop(tree, statement) if tree is not None else None
+    if summed is not None:
+        # `for loss in losses.values(): loss.backward(retain_graph=True); norm = cat([p.grad ...])`:
+        # each iteration's .grad read is this loss's gradient plus every earlier one's. A change that
+        # only gets past the None would run and keep those sums: the code helps are withheld.
+        loss_text = text_of(filename, summed) or "loss"
+        notes = notes[:1]  # the zero-filling note explained a help that is not offered here
+        notes.append(f"{name}.grad is read inside the loop that calls {loss_text}.backward() on each "
+                     "iteration, and nothing clears .grad between iterations: backward() adds into .grad, "
+                     "so from the second iteration on the gradients read are the sum of this iteration's "
+                     "and the earlier ones'")
+        helps = [Suggestion(
+            f"compute each iteration's own gradients without .grad: torch.autograd.grad({loss_text}, params, "
+            "retain_graph=True, allow_unused=True) over the parameters that require grad gives one gradient "
+            "per parameter (None where it got none, to skip or replace with zeros) and leaves .grad alone"),
+            helps[-1]]
     return diagnosis(codes.LEAF_GRAD_NONE_READ, location, notes=notes, help=helps)
 
 
@@ -2394,6 +2410,40 @@ def _gradient_added_by_hand(frame, filename: str, statement: ast.stmt, read: ast
                 and source.grad is not None and source.shape == tensor.shape:
             return (f"{text_of(filename, node.value)}.grad, of the same shape, is added into {text_of(filename, read.value)}"
                     ".grad by hand: the gradients of another copy of the parameters, summed here")
+    return None
+
+
+def _clears_gradients(node: ast.AST) -> bool:
+    """A `zero_grad(...)` call, a `.grad = None` assignment or a `.grad.zero_()` call anywhere in
+    `node`."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("zero_grad", "zero_"):
+            if n.func.attr == "zero_grad" or "grad" in ast.unparse(n.func.value).split("."):
+                return True
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "grad" for t in n.targets):
+            return True
+    return False
+
+
+def _backward_summed_over_loop(tree, statement):
+    """The receiver of the `loss.backward(...)` call (the `loss` node) when `statement` sits in a loop
+    over losses, `for loss in losses:` / `for name, loss in losses.items():`, whose body calls
+    loss.backward() before it, and nothing in the loop clears .grad: the .grad values `statement`
+    reads then add up over the losses. None otherwise (a training loop's `loss`, computed in the
+    body, is not a loop over losses)."""
+    loops = [node for node in walk_covering(tree, statement.lineno)
+             if isinstance(node, (ast.For, ast.AsyncFor)) and node.body
+             and node.body[0].lineno <= statement.lineno <= (node.end_lineno or node.lineno)]
+    for loop in sorted(loops, key=lambda node: -node.lineno):
+        if _clears_gradients(loop):
+            return None
+        bound = {target.id for target in ast.walk(loop.target) if isinstance(target, ast.Name)}
+        before = [s for s in loop.body if (s.end_lineno or s.lineno) < statement.lineno]
+        for s in reversed(before):
+            call = s.value if isinstance(s, ast.Expr) else None
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "backward" \
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id in bound:
+                return call.func.value
     return None
 
 
