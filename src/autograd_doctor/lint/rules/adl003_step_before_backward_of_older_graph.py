@@ -1404,12 +1404,7 @@ def _steps_other_positions(checker, scope, seq, optimizer, hit, owners) -> bool:
     cleared = _cleared_backwards(scope, seq, optimizer)
     if not cleared:
         return False
-    name = hit[0]
-    entry = scope.binding(name, seq)
-    if entry is None or entry[1] is None:
-        return False
-    old = _owner_positions(checker, scope, [(_value_of(scope, name, entry), entry[0], _position(checker, name, entry[1]))],
-                           owners)
+    old = _old_graph_positions(checker, scope, seq, hit, owners)
     stepped = set()
     for b, _, recv in cleared:
         stepped |= _owner_positions(checker, scope, [(recv, b, None)], owners)
@@ -1428,6 +1423,18 @@ def _steps_other_positions(checker, scope, seq, optimizer, hit, owners) -> bool:
     return {o for o, _, _ in old} <= {o for o, _, _ in stepped}
 
 
+
+def _old_graph_positions(checker, scope, seq, hit, owners) -> set:
+    """(owner, position, call) of each call of a stepped optimizer's module that the old
+    graph's value (`hit`'s name, as bound before `seq`) came from; empty when the name's
+    binding is not known."""
+    name = hit[0]
+    entry = scope.binding(name, seq)
+    if entry is None or entry[1] is None:
+        return set()
+    return _owner_positions(checker, scope, [(_value_of(scope, name, entry), entry[0], _position(checker, name, entry[1]))],
+                            owners)
+
 def _part_not_shown_on_positions(checker, scope, seq, optimizer, hit, owners) -> bool:
     """`dist, value = self.policy(obs)` with `critic_opt` over `self.policy.critic`
     only, the policy's class not read (a constructor argument, another file):
@@ -1445,12 +1452,7 @@ def _part_not_shown_on_positions(checker, scope, seq, optimizer, hit, owners) ->
     module may be one (`def ddpg_update(actor_critic, ...)` called with the file's
     `ActorCritic`, whose `q` computes two positions, r73), and its forward is then
     not read here, only possibly the one called."""
-    name = hit[0]
-    entry = scope.binding(name, seq)
-    if entry is None or entry[1] is None:
-        return False
-    old = _owner_positions(checker, scope, [(_value_of(scope, name, entry), entry[0], _position(checker, name, entry[1]))],
-                           owners)
+    old = _old_graph_positions(checker, scope, seq, hit, owners)
     if not old:
         return False
     shown = set()
