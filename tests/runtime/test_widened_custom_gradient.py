@@ -123,3 +123,81 @@ def test_non_tensor_arguments_and_inputs_without_grad_keep_each_gradient_matched
     """)
     assert outcome.error is None
     assert outcome.diagnoses == []
+
+
+# The twenty-second set of docs/real-code.md: torchphysics' DeepONet trunk layer, a Function whose
+# weight is shared across the batch and whose backward returns per-sample weight gradients
+# (`grad_output.transpose(-1, -2) @ input`); the engine sums them over the batch axes, which is
+# the true gradient. Below, that shape and another (a bilinear per-sample outer product), each
+# checked against autograd's own gradient, and a near-twin broadcast over the output's last axis
+# too, which is still diagnosed.
+SHARED_WEIGHT_FUNCTIONS = """
+    import torch
+
+    torch.manual_seed(0)
+
+
+    class BatchedLinear(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight):
+            ctx.save_for_backward(x, weight)
+            return x @ weight.transpose(-1, -2)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, weight = ctx.saved_tensors
+            return g @ weight, g.transpose(-1, -2) @ x   # weight: [3, 2, 5, 4] per sample
+
+
+    class OuterScale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, weight):
+            ctx.save_for_backward(x, weight)
+            return x @ weight.t()
+
+        @staticmethod
+        def backward(ctx, g):
+            x, weight = ctx.saved_tensors
+            return g @ weight, g[:, :, None] * x[:, None, :]   # weight: [6, 5, 4] per sample
+
+
+    x3 = torch.randn(3, 2, 7, 4, requires_grad=True)
+    x2 = torch.randn(6, 4, requires_grad=True)
+    w1, w2 = torch.randn(5, 4, requires_grad=True), torch.randn(5, 4, requires_grad=True)
+    (BatchedLinear.apply(x3, w1).sin().sum() + OuterScale.apply(x2, w2).cos().sum()).backward()
+    custom = [t.grad.clone() for t in (x3, w1, x2, w2)]
+    for t in (x3, w1, x2, w2):
+        t.grad = None
+    ((x3 @ w1.t()).sin().sum() + (x2 @ w2.t()).cos().sum()).backward()
+    reference = [t.grad.clone() for t in (x3, w1, x2, w2)]
+"""
+
+
+def test_per_sample_gradients_of_a_weight_shared_across_the_batch_say_nothing(tmp_path):
+    outcome = run_program(tmp_path, SHARED_WEIGHT_FUNCTIONS)
+    assert outcome.error is None
+    assert outcome.diagnoses == []
+    namespace = outcome.namespace
+    assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(namespace["custom"], namespace["reference"]))
+
+
+def test_a_gradient_broadcast_over_the_outputs_last_axis_too_is_still_diagnosed(tmp_path):
+    outcome = run_program(tmp_path, """
+        import torch
+
+        class Shift(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, bias):
+                return x + bias
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, g[:, :, None] * torch.ones(g.shape[-1])   # bias [4] gets [6, 4, 4]: wrong
+
+        x, bias = torch.randn(6, 4, requires_grad=True), torch.zeros(4, requires_grad=True)
+        Shift.apply(x, bias).pow(2).sum().backward()  # BACKWARD
+    """)
+    assert outcome.error is None
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD159", [d.code for d in outcome.diagnoses]
+    assert "[6, 4, 4]" in diagnosis.notes[0]

@@ -13,7 +13,10 @@ dimension. The line to change is read from the source of the files around backwa
 the modules bound there included): the one `nn.Softmax(...)` layer built there, or the one
 `softmax(...)` whose result a `cross_entropy` call takes. The help drops that softmax: a layer
 that is an argument of `nn.Sequential(...)` is removed from it, one assigned on its own becomes
-`nn.Identity()`, a functional softmax read only by the loss gives the loss its input.
+`nn.Identity()`, a functional softmax read only by the loss gives the loss its input. Where the
+loss reads part of the softmax's own axis (a slice of a softmax over two heads' concatenated
+scores, pytorch-adapt's SymNets loss in docs/real-code.md's twenty-second set), dropping the softmax
+would normalise over that part alone: the help names `nll_loss` of the log of the probabilities.
 """
 
 from __future__ import annotations
@@ -61,32 +64,61 @@ def _same_dim(softmax, log_softmax) -> bool:
 def normalised_twice(roots: list) -> bool:
     """Whether the graph under `roots` holds a log_softmax of a softmax's output (over the same
     dimension where no reshape lies between them)."""
+    return _double_normalisation(roots) is not None
+
+
+def _double_normalisation(roots: list) -> str | None:
+    """None, or how the log_softmax meets the softmax's output: "part" where the first node above
+    the softmax keeps only part of the softmax's own axis (`p[:, :k]`, `p.narrow(1, ...)`: the
+    probabilities of a wider softmax), "whole" otherwise."""
     walked, _ = graph_nodes(roots, max_nodes=MAX_NODES)
     for node in walked:
         if _kind(node) != "LogSoftmaxBackward":
             continue
-        below, reshaped = node.next_functions[0][0] if node.next_functions else None, False
+        below, above, reshaped = node.next_functions[0][0] if node.next_functions else None, None, False
         for _ in range(8):
             if below is None or _kind(below) not in SHAPE_ONLY:
                 break
-            reshaped = True
+            reshaped, above = True, below
             below = below.next_functions[0][0] if below.next_functions else None
         if below is not None and _kind(below) == "SoftmaxBackward" and (reshaped or _same_dim(below, node)):
-            return True
-    return False
+            return "part" if above is not None and _keeps_part_of_axis(above, below) else "whole"
+    return None
+
+
+def _keeps_part_of_axis(picker, softmax) -> bool:
+    """Whether `picker`, the node right above `softmax`, is a slice or select that keeps only part
+    of the softmax's axis. Only where the saved sizes tell (they are ints and outlive backward());
+    otherwise False, and the help stays the one for a whole softmax."""
+    kind = _kind(picker)
+    sizes = getattr(picker, "_saved_self_sym_sizes", None)
+    dim, softmax_dim = getattr(picker, "_saved_dim", None), _dim(softmax)
+    if kind not in ("SliceBackward", "SelectBackward") or not sizes or dim is None or softmax_dim is None:
+        return False
+    axis = softmax_dim + len(sizes) if softmax_dim < 0 else softmax_dim
+    if axis != dim or not 0 <= dim < len(sizes):
+        return False
+    length = int(sizes[dim])
+    if kind == "SelectBackward":
+        return length > 1
+    start, end, step = (getattr(picker, f"_saved_{name}", None) for name in ("start", "end", "step"))
+    if step is None:
+        return False
+    return len(range(*slice(start, end, step).indices(length))) < length
 
 
 def double_softmax_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
     """AD160 for the backward() call that just ran, or None."""
     roots = [root.grad_fn for root in backward_roots(args, kwargs) if root.grad_fn is not None]
-    if not roots or not normalised_twice(roots):
+    how = _double_normalisation(roots) if roots else None
+    if how is None:
         return None
     sites = {}
     for filename in user_files_around(call):
         for found in _softmax_layers(filename) + _softmax_loss_inputs(filename):
             sites.setdefault((found[1], found[2].lineno), found)  # one per statement
     only = next(iter(sites.values())) if len(sites) == 1 else None
-    return _diagnosis(only, call.site if call is not None else None)
+    return _diagnosis(only, call.site if call is not None else None, part=how == "part")
 
 
 def _is_softmax_layer(node: ast.AST) -> bool:
@@ -200,7 +232,9 @@ def _dropped(found) -> tuple[str, str] | None:
         replace_node_text(filename, statement, softmax, text)
 
 
-def _diagnosis(found, backward_site) -> Diagnosis | None:
+def _diagnosis(found, backward_site, part: bool = False) -> Diagnosis | None:
+    """`part`: the loss reads part of the softmax's axis, so dropping the softmax would normalise
+    over that part alone, another loss than the one on the joint probabilities: no such help."""
     note = ("cross_entropy applies log_softmax to its input: given a softmax's output (values in [0, 1]), it "
             "normalises them a second time, so the loss is nearly flat and its gradient a small fraction of the "
             "one meant; where the probabilities are also read elsewhere (a prediction's confidence), apply the "
@@ -211,7 +245,7 @@ def _diagnosis(found, backward_site) -> Diagnosis | None:
         filename, statement = found[1], found[2]
         primary = statement_location(filename, statement, role="softmax",
                                      note="a softmax whose output reaches cross_entropy (log_softmax)")
-        dropped = _dropped(found)
+        dropped = None if part else _dropped(found)
         if dropped is not None and dropped[1] is not None:
             helps.append(Suggestion(dropped[0], dropped[1], statement_location(filename, statement)))
         related = [backward] if backward is not None else []
@@ -219,6 +253,10 @@ def _diagnosis(found, backward_site) -> Diagnosis | None:
         primary, related = backward, []
         if primary is None:
             return None
+    if not helps and part:
+        helps.append(Suggestion("the loss reads part of a softmax's axis (probabilities normalised together with "
+                                "values it does not read): give nll_loss torch.log of those probabilities; dropping "
+                                "the softmax would normalise over that part alone, another loss"))
     if not helps:
         helps.append(Suggestion("give cross_entropy the raw scores (drop the softmax before it), or use nll_loss of "
                                 "torch.log of the probabilities"))

@@ -18,6 +18,18 @@ from autograd_doctor.recording.frames import torch_module_dir
 NOT_WRITE, WRITES_FIRST_ARG, WRITES_FOREACH_LIST, BACKWARD, MAKES_VIEW = 0, 1, 2, 3, 4
 _TENSOR_GETITEM = torch.Tensor.__getitem__
 
+
+def index_as_read(index):
+    """`index` as PyTorch reads it, for the doctor's own `t[index]` reads: a list holding a slice,
+    `...`, None, a tensor or a sequence (fewer than 32 items) is read as a tuple. PyTorch warns
+    (a UserWarning, "non-tuple sequence for multidimensional indexing") each time it reads such a
+    list; the user's own `t[index]` warns already, and our reading it again must not add one
+    (torchphysics' `Points.__setitem__`, docs/real-code.md's twenty-second set)."""
+    if isinstance(index, list) and len(index) < 32 and any(
+            item is None or item is Ellipsis or isinstance(item, (slice, list, tuple, torch.Tensor)) for item in index):
+        return tuple(index)
+    return index
+
 # Methods that return views, tracked to catch views kept across writes to their base.
 # Not `__getitem__`: assigning it on the Tensor class gives the type a sequence slot that
 # stays after the attribute is restored, which breaks `torch.tensor([t1, t2])` for 0-d
@@ -170,7 +182,7 @@ def overlapping_operand(target, op: str, args: tuple, kwargs: dict):
         # `a[:, 0] += b` into `a[:, 0] = (a[:, 0] += b)`, a value that *is* the destination.
         try:
             with torch.no_grad():
-                destination = _TENSOR_GETITEM(target, args[1])
+                destination = _TENSOR_GETITEM(target, index_as_read(args[1]))
         except Exception:
             destination = None
         if destination is not None and destination._base is not None:
@@ -267,7 +279,7 @@ def written_region(target, op: str, args: tuple):
         return target
     try:
         with torch.no_grad():
-            region = _TENSOR_GETITEM(target, args[1])
+            region = _TENSOR_GETITEM(target, index_as_read(args[1]))
         if region._is_view() and storage_key(region) == storage_key(target):
             return region
     except Exception:

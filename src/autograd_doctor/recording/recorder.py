@@ -23,7 +23,7 @@ from autograd_doctor import compat
 from autograd_doctor.recording.aliases import AliasTracking
 from autograd_doctor.recording.calls import (
     AUTOGRAD_GRAD, TENSOR_BACKWARD, WRITES_FIRST_ARG, called_by_torch, describe_write_arguments,
-    _TENSOR_GETITEM, index_kinds, mask_missing_dims, overlapping_operand, pytorch_refuses_overlap, setitem_facts, written_region,
+    _TENSOR_GETITEM, index_as_read, index_kinds, mask_missing_dims, overlapping_operand, pytorch_refuses_overlap, setitem_facts, written_region,
     written_tensors,
 )
 from autograd_doctor.recording.events import (
@@ -870,7 +870,7 @@ def _written_part(op: str, target, args: tuple):
     if op.endswith("__setitem__") and len(args) >= 2:
         try:
             with torch.no_grad():
-                part = _TENSOR_GETITEM(target, args[1])
+                part = _TENSOR_GETITEM(target, index_as_read(args[1]))
             if storage_base(part) == storage_base(target):
                 return part
         except Exception:

@@ -11,8 +11,10 @@ returns such a gradient too, and its sum is silently wrong.
 wrapped while a doctor runs. After the user's backward returns, each returned tensor's shape is
 compared with the shape the engine expects (the metadata of the node the gradient flows into,
 `next_functions`) and with the shapes of the gradients the backward was given: only a gradient
-of neither shape, with more elements than expected, is remembered. Only shapes and the class are
-kept, no tensor.
+of neither shape, with more elements than expected, is remembered, unless it is the input's shape
+behind the batch axes of a given gradient (per-sample gradients of a weight shared across the
+batch, which the engine's sum adds up: torchphysics' DeepONet `linear`, docs/real-code.md's
+twenty-second set). Only shapes and the class are kept, no tensor.
 
 The same wrapper also remembers backwards that never read the gradient they are given (AD315):
 a backward whose incoming-gradient parameters appear nowhere in its body returns the derivative
@@ -150,6 +152,8 @@ def _check(node, grad_outputs: tuple, result) -> None:
         expected, returned = tuple(metadata[number].shape), tuple(gradient.shape)
         if returned == expected or returned in given or gradient.numel() <= math.prod(expected):
             continue  # the input's shape, a broadcast output's, or an error PyTorch raises itself
+        if _per_sample_over_batch_axes(returned, expected, given):
+            continue  # a weight shared across the batch: the engine's sum over those axes is the batch sum
         function = getattr(node, "_forward_cls", None)
         if function is None:
             continue
@@ -157,6 +161,19 @@ def _check(node, grad_outputs: tuple, result) -> None:
             log = recorder.state.setdefault("widened_gradients", [])
             if len(log) < LOG_SIZE and not any(w.function is function and w.index == index for w in log):
                 log.append(WidenedGradient(function, index, returned, expected))
+
+
+def _per_sample_over_batch_axes(returned: tuple, expected: tuple, given: set) -> bool:
+    """Whether `returned` is the input's shape behind leading axes that are the leading (batch)
+    axes of a gradient the backward was given, short of its last axis: per-sample gradients of a
+    weight the forward applied to every sample (`grad_output.transpose(-1, -2) @ input` for a
+    weight a batched matmul broadcast), which the engine's sum down adds up over the batch, as
+    the batched matmul's own backward does. A gradient broadcast over the output's last axis too
+    (`[B, n, n]` for a `[n]` input given `[B, n]`) is not such a shape."""
+    extra = len(returned) - len(expected)
+    if extra <= 0 or returned[extra:] != expected:
+        return False
+    return any(len(shape) > extra and shape[:extra] == returned[:extra] for shape in given)
 
 
 def _recording_apply(original):
