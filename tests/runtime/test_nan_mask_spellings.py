@@ -40,7 +40,8 @@ params = [p.detach().clone() for p in model.parameters()]
 """
 
 SPELLINGS = ["~torch.isnan(y)", "torch.logical_not(torch.isnan(y))", "torch.isnan(y).logical_not()", "y == y",
-             "~y.isnan()", "torch.isfinite(y)", "y.isfinite()"]
+             "~y.isnan()", "torch.isfinite(y)", "y.isfinite()", "(features[:, :1] > -1) & ~torch.isnan(y)",
+             "torch.logical_and(y == y, features[:, :1] > -1)"]
 
 LOSS_FUNCTION = """
 import torch
@@ -125,6 +126,8 @@ SILENT = {
     "self-comparison mask before the loss": LOSS_FUNCTION.replace(
         'F.smooth_l1_loss(pred, target, reduction="none")[keep]',
         'F.smooth_l1_loss(pred[keep], target[keep], reduction="none")'),
+    "a conjunction mask before the loss": TARGETS_WITH_NAN.replace("MASK", "(features[:, :1] > -1) & ~torch.isnan(y)")
+    .replace("L(x, y)[mask]", "L(x[mask], y[mask])"),
     "NaN replaced before the loss": TARGETS_WITH_NAN.replace("MASK", "y == y")
     .replace("L(x, y)[mask]", "L(x, torch.nan_to_num(y))[mask]"),
 }

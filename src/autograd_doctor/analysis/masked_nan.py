@@ -378,7 +378,12 @@ def _nan_selection(filename: str):
 def _nan_test(node: ast.AST) -> ast.AST | None:
     """The tensor tested, when `node` is a mask of the rows without NaN: `~torch.isnan(x)`,
     `~x.isnan()`, `torch.logical_not(torch.isnan(x))`, `x.isnan().logical_not()`,
-    `torch.isfinite(x)`, `x.isfinite()`, or `x == x` (False only at NaN)."""
+    `torch.isfinite(x)`, `x.isfinite()`, or `x == x` (False only at NaN); or such a mask and'ed
+    with another (`valid & ~torch.isnan(x)`, `torch.logical_and(valid, x == x)`): its rows have
+    no NaN of x either."""
+    both = _conjunction(node)
+    if both is not None:
+        return next((tested for tested in map(_nan_test, both) if tested is not None), None)
     if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq) \
             and ast.dump(node.left) == ast.dump(node.comparators[0]):
         return node.left
@@ -388,6 +393,20 @@ def _nan_test(node: ast.AST) -> ast.AST | None:
     if (call.func.attr == "isnan") != negated:
         return None
     return _tested_tensor(call)
+
+
+def _conjunction(node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
+    """The two masks of `a & b`, `torch.logical_and(a, b)` or `a.logical_and(b)`, else None."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd):
+        return node.left, node.right
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "logical_and" \
+            and not node.keywords:
+        is_torch = isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"
+        if is_torch and len(node.args) == 2:
+            return node.args[0], node.args[1]
+        if not is_torch and len(node.args) == 1:
+            return node.func.value, node.args[0]
+    return None
 
 
 def _negation(node: ast.AST) -> tuple[bool, ast.AST]:
