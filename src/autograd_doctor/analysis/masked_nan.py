@@ -490,7 +490,8 @@ def _selected_before_the_call(filename: str, statement: ast.stmt, subscript: ast
         return None
     for argument in value.args:
         tensor = lookup(argument.id)
-        if not isinstance(tensor, torch.Tensor) or tensor.shape != mask.shape:
+        if type(tensor) not in (torch.Tensor, torch.nn.Parameter) or tensor.shape != mask.shape:
+            # a subclass's .shape could run its __torch_function__: not read
             return None
     mask_text = segment(filename, subscript.slice)
     function_text = segment(filename, value.func)
