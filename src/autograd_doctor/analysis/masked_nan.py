@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import torch
 
 from autograd_doctor.analysis.errors.context import enclosing_function
-from autograd_doctor.analysis.source_scope import backward_roots, graph_nodes, user_files_around
+from autograd_doctor.analysis.live_values import expression_value, frame_lookup
+from autograd_doctor.analysis.source_scope import backward_roots, graph_nodes, live_frame, user_files_around
 from autograd_doctor.compat import lookup
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
@@ -67,8 +68,8 @@ def nan_gradient_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
         return None  # a loss that is itself NaN or inf is another problem
     leaves, node_names, half_powers = _graph_facts([root.grad_fn for root in roots if root.grad_fn is not None])
     masked = bool(node_names & MASKING_NODES)
-    if not masked and not node_names & ROOT_NODES:
-        return None
+    if not masked and not node_names & (ROOT_NODES | SELECTING_NODES):
+        return None  # a selection alone is enough: `L(x, y)[~torch.isnan(y)]` over an elementwise loss
     gradients = [leaf.grad for leaf in leaves if leaf.grad is not None and leaf.grad.is_floating_point()
                  and _plain(leaf.grad)]
     if not gradients or _all_finite(gradients):
@@ -88,7 +89,7 @@ def nan_gradient_diagnosis(call, args: tuple, kwargs: dict) -> Diagnosis | None:
         for filename in files:
             found = _nan_selection(filename)
             if found is not None:
-                return _selection_diagnosis(filename, *found, broken, site)
+                return _selection_diagnosis(filename, *found, broken, site, call)
     roots_found = [(filename, root) for filename in files
                    for root in _square_roots(filename, node_names, half_powers)]
     if len(roots_found) == 1:  # one root in the graph's source: its value at 0 is what gave inf
@@ -375,14 +376,53 @@ def _nan_selection(filename: str):
 
 
 def _nan_test(node: ast.AST) -> ast.AST | None:
-    """The tensor tested, when `node` is `~torch.isnan(x)`, `~x.isnan()`, `torch.isfinite(x)`,
-    `x.isfinite()` (a mask of the rows without NaN)."""
-    negated = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert)
-    call = node.operand if negated else node
+    """The tensor tested, when `node` is a mask of the rows without NaN: `~torch.isnan(x)`,
+    `~x.isnan()`, `torch.logical_not(torch.isnan(x))`, `x.isnan().logical_not()`,
+    `torch.isfinite(x)`, `x.isfinite()`, or `x == x` (False only at NaN); or such a mask and'ed
+    with another (`valid & ~torch.isnan(x)`, `torch.logical_and(valid, x == x)`): its rows have
+    no NaN of x either."""
+    both = _conjunction(node)
+    if both is not None:
+        return next((tested for tested in map(_nan_test, both) if tested is not None), None)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Eq) \
+            and ast.dump(node.left) == ast.dump(node.comparators[0]):
+        return node.left
+    negated, call = _negation(node)
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr not in NAN_TESTS:
         return None
     if (call.func.attr == "isnan") != negated:
         return None
+    return _tested_tensor(call)
+
+
+def _conjunction(node: ast.AST) -> tuple[ast.AST, ast.AST] | None:
+    """The two masks of `a & b`, `torch.logical_and(a, b)` or `a.logical_and(b)`, else None."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd):
+        return node.left, node.right
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "logical_and" \
+            and not node.keywords:
+        is_torch = isinstance(node.func.value, ast.Name) and node.func.value.id == "torch"
+        if is_torch and len(node.args) == 2:
+            return node.args[0], node.args[1]
+        if not is_torch and len(node.args) == 1:
+            return node.func.value, node.args[0]
+    return None
+
+
+def _negation(node: ast.AST) -> tuple[bool, ast.AST]:
+    """(whether `node` negates a mask, the mask): `~m`, `torch.logical_not(m)`, `m.logical_not()`."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
+        return True, node.operand
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "logical_not" \
+            and not node.keywords:
+        tested = _tested_tensor(node)
+        if tested is not None:
+            return True, tested
+    return False, node
+
+
+def _tested_tensor(call: ast.Call) -> ast.AST | None:
+    """The tensor a one-tensor test reads: `torch.f(x)` or `x.f()`."""
     is_torch = isinstance(call.func.value, ast.Name) and call.func.value.id == "torch"
     if is_torch:
         return call.args[0] if len(call.args) == 1 else None
@@ -402,7 +442,7 @@ def _assigned_nan_test(tree: ast.AST, mask: ast.AST, statement: ast.stmt) -> ast
 
 
 def _selection_diagnosis(filename: str, statement: ast.stmt, subscript: ast.Subscript, tested: str, broken: list,
-                         site) -> Diagnosis:
+                         site, call=None) -> Diagnosis:
     values = segment(filename, subscript.value) or "the values"
     mask = segment(filename, subscript.slice) or "the mask"
     primary = statement_location(filename, statement, role="op",
@@ -414,8 +454,60 @@ def _selection_diagnosis(filename: str, statement: ast.stmt, subscript: ast.Subs
              f"the selection's backward sends a zero gradient to the rows it dropped, and the ops that made "
              f"{values} multiply it by their partial derivatives there, which hold the NaN of {tested}: "
              "0 * NaN = NaN"]
-    helps = [Suggestion(f"select the rows before computing on them: index the inputs with {mask} "
-                        f"({tested}[{mask}] and the tensors read with it) and drop the selection here, so no NaN "
-                        "enters the graph; or replace the NaN first (`torch.nan_to_num`)")]
+    selected_first = _selected_before_the_call(filename, statement, subscript, tested, call)
+    helps = []
+    if selected_first is not None:
+        helps.append(Suggestion(f"select the rows before computing on them: the inputs have the shape of {mask} and "
+                                "the call works element by element, so indexing each input with it gives the same "
+                                "values, and no NaN enters the graph", selected_first,
+                                statement_location(filename, statement)))
+    helps.append(Suggestion(f"{'or ' if helps else ''}select the rows before computing on them: index the inputs "
+                            f"with {mask} ({tested}[{mask}] and the tensors read with it) and drop the selection here, "
+                            "so no NaN enters the graph; or replace the NaN first (`torch.nan_to_num`)"))
     return Diagnosis(code=codes.MASKED_NAN_GRADIENT, title=codes.title(codes.MASKED_NAN_GRADIENT),
                      severity="warning", primary=primary, related=related, notes=notes, help=helps)
+
+
+def _selected_before_the_call(filename: str, statement: ast.stmt, subscript: ast.Subscript, tested: str,
+                              call) -> str | None:
+    """The statement with `f(a, b)[mask]` rewritten as `f(a[mask], b[mask])`, when the selected
+    value is the result of a call whose positional inputs are names, the tested tensor one of
+    them, and at run time (in the live frame that runs the statement) the mask is a boolean
+    tensor and every input a tensor of its shape. Only then is the rewrite the same values; None
+    otherwise. The call is taken to work element by element, which the loss being finite while
+    a dropped row's gradient is NaN supports (its forward value at that row was dropped)."""
+    value = subscript.value
+    if not isinstance(value, ast.Call) or not value.args or \
+            not all(isinstance(argument, ast.Name) for argument in value.args) or \
+            tested not in {argument.id for argument in value.args}:
+        return None
+    frame = _frame_running(filename, statement, call)
+    if frame is None:
+        return None
+    lookup = frame_lookup(frame)
+    mask = expression_value(lookup, subscript.slice)
+    if type(mask) is not torch.Tensor or mask.dtype != torch.bool:
+        return None
+    for argument in value.args:
+        tensor = lookup(argument.id)
+        if type(tensor) not in (torch.Tensor, torch.nn.Parameter) or tensor.shape != mask.shape:
+            # a subclass's .shape could run its __torch_function__: not read
+            return None
+    mask_text = segment(filename, subscript.slice)
+    function_text = segment(filename, value.func)
+    keywords = [segment(filename, keyword) for keyword in value.keywords]
+    if mask_text is None or function_text is None or None in keywords or "\n" in mask_text:
+        return None
+    inputs = [f"{argument.id}[{mask_text}]" for argument in value.args]
+    return replace_node_text(filename, statement, subscript, f"{function_text}({', '.join(inputs + keywords)})")
+
+
+def _frame_running(filename: str, statement: ast.stmt, call):
+    """The live frame, among those around backward(), whose code holds `statement`."""
+    for site in (call.stack if call is not None else ()):
+        if site.filename != filename:
+            continue
+        lines = {line for _, _, line in site.code.co_lines() if line is not None}
+        if statement.lineno in lines:
+            return live_frame(site)
+    return None
