@@ -78,6 +78,8 @@ class Scope:
     graph_saves: set = field(default_factory=set, init=False)   # seqs of saves whose op result carries a graph
     # seqs of bindings that make a name an int: `for i in range(n)`, `for i, x in enumerate(...)`
     int_bindings: set = field(default_factory=set, init=False)
+    # `for layer in self.layers:` statements (ids) over a container of layers this class built
+    layer_loops: set = field(default_factory=set, init=False)
     # The graph_arguments are only `Tensor`-annotated parameters of a helper in a file
     # that trains: evidence only if a call in the file passes one a graph tensor
     # (``graph_callers.py``); the saves whose graph comes from nothing else.

@@ -32,6 +32,8 @@ class ControlFlow:
         elif self.splits_tensor(it):
             split = (self.split_source(it), self.text(it.func))
         layers = self.modules.container_layers(it, self.scope.owner_class)
+        if layers is not None:
+            self.scope.layer_loops.add(id(node))  # summaries._layer_loop_bindings
         if layers is not None and isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2:
             self.assign_target(node.target, None, node)  # `for i, layer in enumerate(self.layers):`
             if isinstance(node.target.elts[1], ast.Name):

@@ -611,17 +611,32 @@ class AssignmentEvents:
             key, entry = op
             if entry["output"] and not self.scope.grad_off and name not in self.scope.consts:
                 self.add_save(name, key, "output", value)
+        elif spec is None and isinstance(value, ast.Subscript):
+            self.module_result_item_save(name, value)
         elif spec is None:
             self.returned_output_save(name, value, None)
 
-    def returned_output_save(self, name, value, position) -> None:
+    def module_result_item_save(self, name, value) -> None:
+        """`corr = self.encoders[1](x)[0]`: item ``k`` (a constant) of what a module of a
+        same-file class returns, when that class's `forward` gives back, at position
+        ``k`` of its tuple, the output an op kept (summaries.record_output_saves)."""
+        call, index = value.value, value.slice
+        if not (isinstance(call, ast.Call) and isinstance(index, ast.Constant)
+                and type(index.value) is int and index.value >= 0):
+            return
+        spec = self.called_module(call)
+        if spec is None or spec.kind not in self.modules.module_classes:
+            return
+        self.returned_output_save(name, call, index.value, key=(spec.kind, "forward"))
+
+    def returned_output_save(self, name, value, position, key=None) -> None:
         """`hatom, _ = self.mpn(x, self.outputAtom)` where `mpn` returns the result of
         calling its module parameter, and `self.outputAtom` ends in `nn.ReLU()`; or `h =
         helper(x)` where `helper` returns what `torch.sigmoid` kept: the caller's name is
         the saved output (summaries.record_output_saves)."""
         if self.scope.grad_off or name in self.scope.consts or not isinstance(value, ast.Call):
             return
-        found = self.summaries.output_saves_of(value, self.scope.owner_class)
+        found = self.summaries.output_saves_of(value, self.scope.owner_class, key)
         if found is None or found[1] != (position is not None):
             return
         entry = found[0].get(position or 0)

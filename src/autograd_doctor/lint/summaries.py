@@ -215,6 +215,9 @@ class FunctionSummaries:
         for stmt in node.body:
             if stmt.__class__ is ast.Assign and len(stmt.targets) == 1 and stmt.targets[0].__class__ is ast.Name:
                 bindings.setdefault(stmt.targets[0].id, []).append(stmt)
+            elif stmt.__class__ is ast.For:
+                for name, assign in _layer_loop_bindings(stmt, scope).items():
+                    bindings.setdefault(name, []).append(assign)
         found = {}
         for position in range(width if width is not None else 1):
             values = [v.elts[position] if width is not None else v for v in returns]
@@ -225,7 +228,10 @@ class FunctionSummaries:
             # every binding of the name is one of those statements (`node_vecs =
             # torch.cat(...); node_vecs = W_n(node_vecs)`): the last is what every
             # `return` after it gives back
-            if not assigns or len(scope.binds.get(name, ())) != len(assigns):
+            # a parameter re-bound by those statements (`x = self.act(x)`) has one
+            # binding more, its own, which they all come after
+            own = 1 if name in positional else 0
+            if not assigns or len(scope.binds.get(name, ())) != len(assigns) + own:
                 continue
             last = assigns[-1]
             if any(v.lineno <= last.lineno for v in values):
@@ -245,12 +251,14 @@ class FunctionSummaries:
         if found:
             self.output_saves[key] = (found, width is not None, exact)
 
-    def output_saves_of(self, call, owner_class: str | None) -> tuple | None:
+    def output_saves_of(self, call, owner_class: str | None, key=None) -> tuple | None:
         """``({position: entry}, is_tuple)`` for a call of a function that returns a
         saved output (record_output_saves), its `"param"` entries resolved to the
         argument the call passes (``("param", argument)``; dropped when the call's
-        arguments cannot be matched to the parameters)."""
-        key = self.key_of(call, owner_class)
+        arguments cannot be matched to the parameters).  ``key``: the function, when
+        the caller knows it and ``call`` does not name it (a call of a module of a
+        same-file class runs that class's `forward`)."""
+        key = key if key is not None else self.key_of(call, owner_class)
         recorded = self.output_saves.get(key) if key is not None else None
         if recorded is None:
             return None
@@ -862,3 +870,27 @@ def _caller_positional(node, method: bool) -> list[str] | None:
     if any(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in node.decorator_list):
         return None
     return positional[1:]
+
+
+def _layer_loop_bindings(loop: ast.For, scope) -> dict:
+    """`for layer in self.layers: x = layer(x)`: the names a top-level loop over a
+    container of layers (its items known from `__init__`, ``scope.layer_loops``)
+    binds once, by a plain assignment among the loop body's own statements (outside
+    any `if`, inner loop, `with` or `try`), in a loop with no `break`, `continue` or
+    `else`.  After the loop each such name holds what that assignment gave on the
+    last pass: a container `__init__` fills is taken to hold a layer (a forward
+    looping over an empty one would give back its input unchanged)."""
+    if loop.orelse or id(loop) not in scope.layer_loops:
+        return {}
+    stack = list(loop.body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.Break, ast.Continue)):
+            return {}
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            stack.extend(n for n in ast.iter_child_nodes(stmt) if isinstance(n, ast.stmt))
+    found = {}
+    for stmt in loop.body:
+        if stmt.__class__ is ast.Assign and len(stmt.targets) == 1 and stmt.targets[0].__class__ is ast.Name:
+            found.setdefault(stmt.targets[0].id, []).append(stmt)
+    return {name: assigns[0] for name, assigns in found.items() if len(assigns) == 1}

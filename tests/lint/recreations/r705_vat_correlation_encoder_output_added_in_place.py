@@ -64,7 +64,7 @@ class OurModel(nn.Module):
         corr4 = self.encoders[1](hypercorr_pyramid[1])[0]
         corr5 = corr5 + self.transformer[0](corr5)
         corr5_upsampled = self.upscale[0](corr5)
-        corr4 += corr5_upsampled  # missed: ADL001, element [0] of the tuple a ModuleList entry returns, its forward ending in an nn.ReLU of a Sequential built in a loop
+        corr4 += corr5_upsampled  # expect: ADL001, element [0] of the tuple a ModuleList entry returns, its forward ending in an nn.ReLU of a Sequential built in a loop
         corr4 = corr4 + self.transformer[1](corr4)
         return self.decoder(corr4)
 
