@@ -134,6 +134,8 @@ def check_scope(checker, scope) -> None:
             continue
         if _fresh_each_iteration(checker, scope, optimizer, seq, start):
             continue
+        if _element_of_the_loop(checker, node):
+            continue  # `optimizers[i].step()` in `for i in ...`: each iteration steps another one
         if any(start < s < end and clears_in_project(q, checker.filename)
                for s, q in scope.imported_calls):
             continue  # `pyro.infer.util.zero_grads(params)`: a project helper that clears
@@ -880,6 +882,20 @@ def _remainder_test(test) -> bool:
     return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq) and \
         any(isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mod) for side in (test.left, *test.comparators))
 
+
+
+def _element_of_the_loop(checker, node) -> bool:
+    """`optimizers[i].step()` inside `for i in range(n):` (the innermost loop binds the
+    index): each iteration steps another element, so no optimizer steps twice in the
+    loop without a clear (deep mutual learning's students, each with its optimizer)."""
+    element = N.indexed_element(node.func.value, checker.text) if isinstance(node.func, ast.Attribute) else None
+    if element is None:
+        return False
+    loops = _loops_around(checker.tree, node)
+    if not loops or not isinstance(loops[0], (ast.For, ast.AsyncFor)):
+        return False
+    bound = {n.id for n in ast.walk(loops[0].target) if isinstance(n, ast.Name)}
+    return element[1] in bound
 
 def _stepped_optimizer(checker, call) -> str | None:
     """The text of the optimizer `call` steps: `optimizer.step()`, `scaler.step(optimizer)`."""
