@@ -79,8 +79,11 @@ from another file of the same project (`pyro.infer.util.zero_grads(params)`,
 looked up from the linted file's folders), and so is a method inherited from
 a base class of another project file (`self.standard_loss(x, y)` of
 `class WATrainer(Trainer)`, `from core.utils import Trainer`, found through
-the package's re-exports); a method of another object (`trainer.reset_grad()`)
-is not, nor one of a base class outside the project, and such loops are
+the package's re-exports), and so is a method of another object that the
+function builds from a project class (`trainer = Trainer(model)`, `from
+core.train import Trainer`, whose `reset_grad()`, or a project base's, clears:
+`trainer.reset_grad()`); an object handed in or bound to something else too is
+not, nor a method of a class outside the project, and such loops are
 reported.
 An optimizer built inside the loop over tensors also made there (`x =
 z.detach().clone()`, `opt = SGD([x])`: a fresh leaf each iteration, as
