@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.arguments import nested_statements
+from autograd_doctor.lint.releasing_helpers import is_releasing_call
 from autograd_doctor.lint.walk import own_nodes
 
 # Methods whose result carries no graph.
@@ -575,6 +576,8 @@ class Interpreter:
         if self.checker.qualname(func) and "." in self.checker.qualname(func) \
                 and returns_numbers_in_project(self.checker.qualname(func), self.checker.filename):
             return NOTHING  # `total_loss_multiple_batches(out, y)`: a helper returning `.item()` sums
+        if is_releasing_call(self.checker, call):
+            return NOTHING  # `list_detach(predictions)`: a project helper that detaches what it returns
         return _any_graph(arguments)
 
 

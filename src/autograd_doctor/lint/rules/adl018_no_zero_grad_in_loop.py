@@ -6,7 +6,7 @@ import ast
 import re
 
 from autograd_doctor.lint import names as N
-from autograd_doctor.lint.clearing import clears_in_project, inherited_method_clears
+from autograd_doctor.lint.clearing import clears_in_project, inherited_method_clears, project_class
 from autograd_doctor.lint.rules.base import Rule
 
 # `p.grad = None`, `p.grad.zero_()`, `p.grad.data.zero_()`, `p.grad.detach_()`
@@ -79,8 +79,11 @@ from another file of the same project (`pyro.infer.util.zero_grads(params)`,
 looked up from the linted file's folders), and so is a method inherited from
 a base class of another project file (`self.standard_loss(x, y)` of
 `class WATrainer(Trainer)`, `from core.utils import Trainer`, found through
-the package's re-exports); a method of another object (`trainer.reset_grad()`)
-is not, nor one of a base class outside the project, and such loops are
+the package's re-exports), and so is a method of another object that the
+function builds from a project class (`trainer = Trainer(model)`, `from
+core.train import Trainer`, whose `reset_grad()`, or a project base's, clears:
+`trainer.reset_grad()`); an object handed in or bound to something else too is
+not, nor a method of a class outside the project, and such loops are
 reported.
 An optimizer built inside the loop over tensors also made there (`x =
 z.detach().clone()`, `opt = SGD([x])`: a fresh leaf each iteration, as
@@ -143,6 +146,8 @@ def check_scope(checker, scope) -> None:
                any(inherited_method_clears(base, m, checker.filename) for base in scope.class_bases)
                for s, m in scope.self_calls):
             continue  # `self.standard_loss(x, y)`, inherited from a project class, clears
+        if _project_instance_method_clears(checker, scope, node):
+            continue  # `wrapper.reset_grads()`, `wrapper = Wrapper(model)` of a project class that clears
         if not _trained_parameters_used_later(checker, scope, optimizer, end, backwards):
             continue  # a smoke run: nothing after the loop sees what the steps did
         checker.report("ADL018", node,
@@ -896,6 +901,59 @@ def _element_of_the_loop(checker, node) -> bool:
         return False
     bound = {n.id for n in ast.walk(loops[0].target) if isinstance(n, ast.Name)}
     return element[1] in bound
+
+def _project_instance_method_clears(checker, scope, node) -> bool:
+    """The innermost loop around the step calls `obj.m()`, where every binding of the
+    name `obj` in the function builds it from one class imported from a file of the
+    same project (`obj = Wrapper(model, config)`), and that class (or a project base
+    of it) defines `m` clearing gradients there (`def reset_grads(self): for part in
+    self.parts: part.zero_grad()`).  A name bound otherwise too, a class not found
+    in the project or a method that does not clear is no evidence (set AS, pyvene's
+    tutorial: `intervenable.set_zero_grad()` after each step)."""
+    function = scope.function
+    loops = _loops_around(function if function is not None else checker.tree, node)
+    if not loops:
+        return False
+    for call in ast.walk(loops[0]):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name)):
+            continue
+        qualname = _constructing_class(checker, function, call.func.value.id)
+        if qualname and inherited_method_clears(qualname, call.func.attr, checker.filename):
+            return True
+    return False
+
+
+def _constructing_class(checker, function, name: str) -> str | None:
+    """The dotted name (as the file imports it) of the one project class whose call
+    every binding of ``name`` in ``function`` is; None otherwise."""
+    if function is None:
+        return None
+    classes = set()
+    for stmt in ast.walk(function):
+        if isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.AugAssign, ast.AnnAssign,
+                             ast.NamedExpr)) or isinstance(stmt, ast.arguments):
+            bound = [stmt.target] if hasattr(stmt, "target") else \
+                [i.optional_vars for i in getattr(stmt, "items", ()) if i.optional_vars is not None]
+            if isinstance(stmt, ast.arguments):
+                bound = [a for a in stmt.posonlyargs + stmt.args + stmt.kwonlyargs]
+                if any(a.arg == name for a in bound):
+                    return None
+                continue
+            if any(isinstance(n, ast.Name) and n.id == name for b in bound for n in ast.walk(b)):
+                return None
+        elif isinstance(stmt, ast.Assign):
+            if not any(isinstance(n, ast.Name) and n.id == name for t in stmt.targets for n in ast.walk(t)):
+                continue
+            if not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                    and isinstance(stmt.value, ast.Call)):
+                return None
+            qualname = checker.qualname(stmt.value.func)
+            if not qualname or "." not in qualname or project_class(qualname, checker.filename) is None:
+                return None
+            classes.add(qualname)
+    return classes.pop() if len(classes) == 1 else None
+
 
 def _stepped_optimizer(checker, call) -> str | None:
     """The text of the optimizer `call` steps: `optimizer.step()`, `scaler.step(optimizer)`."""

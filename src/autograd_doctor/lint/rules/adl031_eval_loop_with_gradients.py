@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import ast
 import os
-from functools import lru_cache
 
-from autograd_doctor.lint.clearing import module_file_in_project, parsed_file
 from autograd_doctor.lint.names import INTEGER_RESULT_METHODS
-from autograd_doctor.lint.project_factories import own_returns
+from autograd_doctor.lint.releasing_helpers import calls_releasing_helper
 from autograd_doctor.lint.repository_callers import called_only_without_gradients
 from autograd_doctor.lint.rules.adl032_td_target_not_detached import _grad_off_call
 from autograd_doctor.lint.rules.base import Rule
@@ -535,7 +533,7 @@ def _kept_forward(checker, func, loop, runs, functions=()):
     opaque = _callable_parameters(func)
 
     def released(value):  # a call of a helper that detaches counts too
-        return _released(value) or _calls_releasing_helper(checker, value)
+        return _released(value) or calls_releasing_helper(checker, value)
     for stmt in statements:
         call = next((n for n in ast.walk(stmt) if runs(n)), None)
         if isinstance(stmt, ast.Assign):
@@ -582,56 +580,6 @@ def _kept_forward(checker, func, loop, runs, functions=()):
                                         or (_reads(value, tainted) and _used_as_tensor(func, bound))):
                 return forward
     return None
-
-
-def _calls_releasing_helper(checker, value) -> bool:
-    """``value`` calls a function of the project (of this file, or imported from
-    another file of the repository) whose every `return` gives its result through
-    `.detach()` / `.item()` / `.numpy()` / `.tolist()` / `.data` in its own method
-    chain (`def to_np(x): return x.cpu().detach().numpy()`): what the call gives
-    back keeps no graph (set AL: se3-transformer's `losses.append(to_np(loss))`)."""
-    for node in ast.walk(value):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        qualname = checker.qualname(func)
-        if qualname and "." in qualname:
-            module, _, name = qualname.rpartition(".")
-            path = module_file_in_project(module, checker.filename)
-            if path and _releasing_function(path, name):
-                return True
-        elif isinstance(func, ast.Name) and not qualname and checker.tree is not None:
-            defs = [n for n in checker.tree.body if isinstance(n, ast.FunctionDef) and n.name == func.id]
-            if len(defs) == 1 and _returns_released(defs[0]):
-                return True
-    return False
-
-
-@lru_cache(maxsize=1024)
-def _releasing_function(path: str, name: str) -> bool:
-    tree = parsed_file(path)
-    if tree is None:
-        return False
-    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
-    return len(defs) == 1 and _returns_released(defs[0])
-
-
-def _returns_released(function) -> bool:
-    """Every `return` of ``function`` (not of a nested one) ends a method chain that
-    passes through a releasing method or `.data`; at least one `return`."""
-    returns = [r.value for r in own_returns(function)]
-    return bool(returns) and all(r is not None and _chain_released(r) for r in returns)
-
-
-def _chain_released(node) -> bool:
-    while isinstance(node, (ast.Call, ast.Attribute)):
-        if isinstance(node, ast.Call):
-            node = node.func
-            continue
-        if node.attr in _RELEASING or node.attr == "data":
-            return True
-        node = node.value
-    return False
 
 
 def _passed_through(stmt) -> set:
