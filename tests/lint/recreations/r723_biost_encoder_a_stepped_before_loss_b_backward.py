@@ -92,7 +92,7 @@ class BiOSTModel(BaseModel):
 
         self.optimizer_a.zero_grad()
         loss_G_A.backward(retain_graph=True)
-        self.optimizer_a.step()  # missed: ADL003, both losses come from one method's tuple return (`self.backward_G()`) and the stepped optimizer is built over `chain(...)` of two module attributes
+        self.optimizer_a.step()  # expect: ADL003
 
         self.optimizer_b.zero_grad()
         loss_G_B.backward()
