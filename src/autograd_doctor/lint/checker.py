@@ -16,6 +16,7 @@ leaves a function, their ``check_scope``.  Nothing is imported or run.
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 
 from autograd_doctor.lint import names as N
@@ -730,6 +731,7 @@ def callees_first(body: list, lines: list) -> list:
     called = [d for d in defs if d.name != "__init__" and f"self.{d.name}(" in class_source]
     if not called:
         return body
+    builders = _layer_builders(defs, called, class_source, text)
     order, placed = [], set()
 
     def place(method):
@@ -742,12 +744,36 @@ def callees_first(body: list, lines: list) -> list:
                 place(callee)
         order.append(method)
 
-    for method in called:
+    for method in builders + called:
         place(method)
     init = [d for d in defs if d.name == "__init__"]
     rest = [d for d in defs if d.name != "__init__" and d.name not in placed]
     others = [s for s in body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
     return others + init + order + rest
+
+
+# `self.netG = ...`, `self.enc, self.dec = build(...)`: the attributes a line binds
+_SELF_BINDING = re.compile(r"^\s*((?:self\.\w+\s*,\s*)*self\.\w+)\s*=[^=]", re.MULTILINE)
+
+
+def _layer_builders(defs: list, called: list, class_source: str, text) -> list:
+    """The methods, other than `__init__` and those the class calls itself, that bind
+    a layer the class calls (`self.netG = define_G(opt)` in an `initialize(opt)` the
+    caller runs after construction, pix2pix's `BaseModel` way; a Lightning `setup`):
+    walked before the called methods, so that a summary of `backward_G` knows
+    `self.netG` is a layer, as it knows one `__init__` built.  A text search, like
+    ``callees_first``."""
+    called_names = {d.name for d in called}
+    used = set(re.findall(r"self\.(\w+)\(", class_source))
+    builders = []
+    for d in defs:
+        if d.name == "__init__" or d.name in called_names:
+            continue
+        bound = {name for targets in _SELF_BINDING.findall(text(d))
+                 for name in re.findall(r"self\.(\w+)", targets)}
+        if bound & used:
+            builders.append(d)
+    return builders
 
 
 def _returns_of_several_bindings(function) -> bool:

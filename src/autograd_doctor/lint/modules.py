@@ -104,6 +104,9 @@ class ModuleFacts:
         self.module_callees: set[str] = set()
         self.module_specs: dict[str, dict] = defaultdict(dict)  # class -> attribute -> ModuleSpec
         self.factories: dict = {}   # same-file function name -> the ModuleSpec it returns
+        # same-file function name -> the ModuleSpecs of the tuple it returns
+        # (`encoder = nn.Sequential(...); decoder = ...; return encoder, decoder`)
+        self.tuple_factories: dict = {}
         # (class, method) -> the ModuleSpec a factory method returns (`self.create_NN(...)`)
         self.method_factories: dict = {}
         self.name_specs: dict = {}  # name bound to a module (`relu = nn.ReLU(inplace=True)`)
@@ -340,6 +343,29 @@ class ModuleFacts:
             work += list(bases)
         return None
 
+    def _returned_spec(self, node, value, defaults) -> ModuleSpec | None:
+        """What a returned value builds: a constructor call, or a name that the function's
+        own body binds once, at its top level and to a constructor call (`encoder =
+        nn.Sequential(...)`, then `return encoder, decoder`)."""
+        if isinstance(value, ast.Name):
+            bindings = [s for s in node.body if isinstance(s, ast.Assign) and len(s.targets) == 1
+                        and isinstance(s.targets[0], ast.Name) and s.targets[0].id == value.id]
+            stores = sum(1 for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == value.id
+                         and isinstance(n.ctx, ast.Store))
+            if len(bindings) != 1 or stores != 1 or bindings[0].lineno > value.lineno:
+                return None
+            value = bindings[0].value
+        return self.module_spec(value, defaults)
+
+    def tuple_factory_specs(self, call, width: int):
+        """The specs of the tuple a same-file tuple factory's call returns, for a target of
+        ``width`` names; None for any other call."""
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Name):
+            specs = self.tuple_factories.get(call.func.id)
+            if specs is not None and len(specs) == width:
+                return specs
+        return None
+
     def record_factory(self, node: ast.FunctionDef, method_of: str | None = None) -> None:
         """A top-level function whose every `return` builds a module is a factory; so is
         a method (``method_of``: its class) that way, for `self.net = self.create_NN(...)`."""
@@ -354,7 +380,12 @@ class ModuleFacts:
         for a, d in zip(node.args.kwonlyargs, node.args.kw_defaults):
             if isinstance(d, ast.Constant):
                 defaults[a.arg] = d.value
-        spec = self.module_spec(returns[0], defaults)
+        if isinstance(returns[0], ast.Tuple):
+            specs = tuple(self._returned_spec(node, e, defaults) for e in returns[0].elts)
+            if method_of is None and specs and all(s is not None for s in specs):
+                self.tuple_factories[node.name] = specs
+            return
+        spec = self._returned_spec(node, returns[0], defaults)
         if spec is not None and method_of is not None:
             self.method_factories[(method_of, node.name)] = spec
         elif spec is not None:

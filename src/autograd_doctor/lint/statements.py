@@ -201,6 +201,7 @@ class AssignmentEvents:
         if isinstance(target, ast.Name):
             self.bind(target.id, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
+            self.record_factory_layers(target, value)
             pairs = isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) \
                 and not any(isinstance(e, ast.Starred) for e in target.elts + value.elts)
             pieces = value is not None and not pairs and (
@@ -404,6 +405,17 @@ class AssignmentEvents:
             self.modules.module_specs[self.scope.owner_class][target.attr] = self.modules.name_specs[value.id]
         for hook in ATTRIBUTE_ASSIGN_HOOKS:
             hook(self, target, value, stmt)
+
+    def record_factory_layers(self, target, value) -> None:
+        """`self.netEnc_a, self.netDec_a = define_ED(...)` in a method: the layers a
+        same-file function returns as a tuple (modules.tuple_factories), one per
+        attribute of `self`."""
+        specs = self.modules.tuple_factory_specs(value, len(target.elts))
+        if specs is None or not self.scope.owner_class or not (self.class_stack and self.class_stack[-1] is None):
+            return
+        for elt, spec in zip(target.elts, specs):
+            if isinstance(elt, ast.Attribute) and isinstance(elt.value, ast.Name) and elt.value.id == "self":
+                self.modules.module_specs[self.scope.owner_class][elt.attr] = spec
 
     @staticmethod
     def module_itself(value):
