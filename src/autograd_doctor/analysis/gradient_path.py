@@ -130,6 +130,28 @@ def _creates_graph(node: ast.Call) -> bool:
                for k in node.keywords) or len(node.args) >= 5
 
 
+# torch.autograd.functional's derivatives, and the position of their create_graph argument.
+FUNCTIONAL_CREATE_GRAPH_POSITION = {"jacobian": 2, "hessian": 2, "vjp": 3, "jvp": 3, "vhp": 3, "hvp": 3}
+
+
+def functional_without_graph(node: ast.AST) -> bool:
+    """`torch.autograd.functional.jacobian(f, x)` (hessian, vjp, jvp, vhp, hvp; also called as
+    `autograd.functional.X` or `functional.X`) without create_graph=True: the derivatives it returns
+    carry no grad history. create_graph given by position, or as a name: not known, so False."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return False
+    func = node.func
+    position = FUNCTIONAL_CREATE_GRAPH_POSITION.get(func.attr)
+    owner = func.value
+    if position is None or not (isinstance(owner, ast.Attribute) and owner.attr == "functional"
+                                or isinstance(owner, ast.Name) and owner.id == "functional"):
+        return False
+    if len(node.args) > position or any(k.arg is None for k in node.keywords):
+        return False
+    keyword = next((k for k in node.keywords if k.arg == "create_graph"), None)
+    return keyword is None or isinstance(keyword.value, ast.Constant) and keyword.value.value is False
+
+
 def _non_tensor_names(expr: ast.AST, frame_locals: dict | None) -> frozenset:
     if frame_locals is None:
         return frozenset()
@@ -156,6 +178,8 @@ def cut_marks(expr: ast.AST, filename: str) -> list[CutMark]:
                 marks.append(CutMark("detach", node, segment(filename, node)))
             elif name == "grad" and _is_autograd_grad(node) and not _creates_graph(node):
                 marks.append(CutMark("grad_no_graph", node, segment(filename, node)))
+            elif functional_without_graph(node):
+                marks.append(CutMark("functional_no_graph", node, segment(filename, node)))
             elif name in NEW_LEAF_FACTORIES and (_is_torch_call(node) or name == "from_numpy") \
                     and not _literal_values(node):
                 marks.append(CutMark("new_leaf", node, segment(filename, node)))
@@ -615,6 +639,8 @@ CUT_EXPLANATIONS = {
     "variable": "`{text}` makes a new tensor without grad history: since PyTorch 0.4, Variable(x) returns x "
                 "detached (requires_grad=False)",
     "grad_no_graph": "without create_graph=True, torch.autograd.grad returns gradients with no grad history",
+    "functional_no_graph": "without create_graph=True, torch.autograd.functional returns derivatives with no grad "
+                           "history: differentiating them again finds no graph",
     "constant_derivative": "this derivative depends on no tensor that requires grad (the term is linear in the input, "
                            "its derivative a constant): even with create_graph=True it has no grad history, and its "
                            "own derivative is zero",
@@ -815,7 +841,7 @@ def cut_suggestions(cut: Cut) -> list[Suggestion]:
         suggestions.append(Suggestion("write through the tensors themselves, not `.data`: autograd records the copy, "
                                       "so gradients reach what the written value was computed from", replaced,
                                       location if replaced else None))
-    elif mark.kind == "grad_no_graph" and isinstance(node, ast.Call):
+    elif mark.kind in ("grad_no_graph", "functional_no_graph") and isinstance(node, ast.Call):
         keywords = [k for k in node.keywords if k.arg != "create_graph"]
         parts = [segment(filename, a) for a in node.args] + [segment(filename, k) for k in keywords]
         new_call = f"{segment(filename, node.func)}({', '.join(parts + ['create_graph=True'])})"

@@ -46,7 +46,7 @@ class NestedCut:
     filename: str
     statement: ast.stmt  # the user's statement that takes the value out of the graph
     node: ast.AST  # the construct in it (a converter's call, `.data`, `.detach()`)
-    kind: str  # "round_trip", "leave_torch", "data", "detach"
+    kind: str  # "round_trip", "leave_torch", "data", "detach", "functional_no_graph"
     text: str
     chain: list  # "f()" names from the outer call down
     replacement: str | None = None  # the change: from `statement` to `end_line`
@@ -118,6 +118,17 @@ def _whole_cut(node: ast.AST, carriers: set):
             break
     if kind is not None and isinstance(node, ast.Name) and node.id in carriers:
         return kind, outer
+    return None
+
+
+def _derivative_without_graph(value: ast.AST, carriers: set):
+    """`torch.autograd.functional.jacobian(f, c)` (or `[...]` of it), hessian, vjp, ... without
+    create_graph=True, given a carrier c: the call, else None. Its derivatives carry no graph."""
+    from autograd_doctor.analysis.gradient_path import functional_without_graph
+
+    node = value.value if isinstance(value, ast.Subscript) else value
+    if functional_without_graph(node) and _reads(node, carriers):
+        return node
     return None
 
 
@@ -261,6 +272,11 @@ def _cut_in_function(filename: str, definition: ast.AST, namespace: dict, touche
         value = statement.value
         if not _reads(value, carriers):
             continue
+        derivative = _derivative_without_graph(value, carriers)
+        if derivative is not None and (isinstance(statement, ast.Return) or isinstance(statement, ast.Assign) and
+                                       flows_to_return(definition, statement, _binds(statement), _binds_or_written)):
+            return NestedCut(filename, statement, derivative, "functional_no_graph", segment(filename, derivative) or "",
+                             chain)
         if isinstance(statement, ast.Assign):
             whole = _whole_cut(value, carriers)
             if whole is not None and flows_to_return(definition, statement, _binds(statement), _binds_or_written):
