@@ -56,7 +56,7 @@ from autograd_doctor.analysis.ungraphed_gradient_terms import NEXT_LINE
 from autograd_doctor.analysis.distribution_samples import (
     distribution_carries_grad, sample_calls_cutting, sample_in_called_module,
 )
-from autograd_doctor.analysis.nested_cuts import find_nested_cut
+from autograd_doctor.analysis.nested_cuts import find_nested_cut, functional_without_graph
 from autograd_doctor.analysis.gradient_read_inputs import gradient_read_input
 from autograd_doctor.analysis.frozen_when_called import frozen_when_called, frozen_when_called_parts
 from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding, optimizers_holding_ids
@@ -128,28 +128,6 @@ def _is_autograd_grad(node: ast.Call) -> bool:
 def _creates_graph(node: ast.Call) -> bool:
     return any(k.arg == "create_graph" and not (isinstance(k.value, ast.Constant) and not k.value.value)
                for k in node.keywords) or len(node.args) >= 5
-
-
-# torch.autograd.functional's derivatives, and the position of their create_graph argument.
-FUNCTIONAL_CREATE_GRAPH_POSITION = {"jacobian": 2, "hessian": 2, "vjp": 3, "jvp": 3, "vhp": 3, "hvp": 3}
-
-
-def functional_without_graph(node: ast.AST) -> bool:
-    """`torch.autograd.functional.jacobian(f, x)` (hessian, vjp, jvp, vhp, hvp; also called as
-    `autograd.functional.X` or `functional.X`) without create_graph=True: the derivatives it returns
-    carry no grad history. create_graph given by position, or as a name: not known, so False."""
-    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
-        return False
-    func = node.func
-    position = FUNCTIONAL_CREATE_GRAPH_POSITION.get(func.attr)
-    owner = func.value
-    if position is None or not (isinstance(owner, ast.Attribute) and owner.attr == "functional"
-                                or isinstance(owner, ast.Name) and owner.id == "functional"):
-        return False
-    if len(node.args) > position or any(k.arg is None for k in node.keywords):
-        return False
-    keyword = next((k for k in node.keywords if k.arg == "create_graph"), None)
-    return keyword is None or isinstance(keyword.value, ast.Constant) and keyword.value.value is False
 
 
 def _non_tensor_names(expr: ast.AST, frame_locals: dict | None) -> frozenset:

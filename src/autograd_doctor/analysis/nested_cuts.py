@@ -121,11 +121,31 @@ def _whole_cut(node: ast.AST, carriers: set):
     return None
 
 
+# torch.autograd.functional's derivatives, and the position of their create_graph argument.
+FUNCTIONAL_CREATE_GRAPH_POSITION = {"jacobian": 2, "hessian": 2, "vjp": 3, "jvp": 3, "vhp": 3, "hvp": 3}
+
+
+def functional_without_graph(node: ast.AST) -> bool:
+    """`torch.autograd.functional.jacobian(f, x)` (hessian, vjp, jvp, vhp, hvp; also called as
+    `autograd.functional.X` or `functional.X`) without create_graph=True: the derivatives it returns
+    carry no grad history. create_graph given by position, or as a name: not known, so False."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return False
+    func = node.func
+    position = FUNCTIONAL_CREATE_GRAPH_POSITION.get(func.attr)
+    owner = func.value
+    if position is None or not (isinstance(owner, ast.Attribute) and owner.attr == "functional"
+                                or isinstance(owner, ast.Name) and owner.id == "functional"):
+        return False
+    if len(node.args) > position or any(k.arg is None for k in node.keywords):
+        return False
+    keyword = next((k for k in node.keywords if k.arg == "create_graph"), None)
+    return keyword is None or isinstance(keyword.value, ast.Constant) and keyword.value.value is False
+
+
 def _derivative_without_graph(value: ast.AST, carriers: set):
     """`torch.autograd.functional.jacobian(f, c)` (or `[...]` of it), hessian, vjp, ... without
     create_graph=True, given a carrier c: the call, else None. Its derivatives carry no graph."""
-    from autograd_doctor.analysis.gradient_path import functional_without_graph
-
     node = value.value if isinstance(value, ast.Subscript) else value
     if functional_without_graph(node) and _reads(node, carriers):
         return node
