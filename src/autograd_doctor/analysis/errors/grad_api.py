@@ -391,12 +391,15 @@ def _none_reached(context: ErrorContext, inputs: tuple) -> bool:
     """Not one input, leaf or computed, is in the outputs' graph: a computed input is reached when
     its grad_fn is, a leaf when its AccumulateGrad is. (A view made in the call, `t[-1, 0]`, has a
     grad_fn of its own that nothing computed before the call can reach.)"""
-    if not inputs or not all(isinstance(t, torch.Tensor) for t in inputs):
+    outputs = _outputs(context)
+    if outputs is None or not inputs or not all(isinstance(t, torch.Tensor) for t in inputs):
         return False
-    reached = _reached(_outputs(context))
+    reached = _reached(outputs)
     if reached is None:
         return False
     nodes, leaves = reached
+    roots = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+    leaves = leaves + [t for t in roots if isinstance(t, torch.Tensor) and t.grad_fn is None]
     return not any(id(t.grad_fn) in nodes if t.grad_fn is not None else any(leaf is t for leaf in leaves)
                    for t in inputs)
 
