@@ -56,7 +56,7 @@ from autograd_doctor.analysis.ungraphed_gradient_terms import NEXT_LINE
 from autograd_doctor.analysis.distribution_samples import (
     distribution_carries_grad, sample_calls_cutting, sample_in_called_module,
 )
-from autograd_doctor.analysis.nested_cuts import find_nested_cut
+from autograd_doctor.analysis.nested_cuts import find_nested_cut, functional_without_graph
 from autograd_doctor.analysis.gradient_read_inputs import gradient_read_input
 from autograd_doctor.analysis.frozen_when_called import frozen_when_called, frozen_when_called_parts
 from autograd_doctor.analysis.stale_optimizer import Budget, optimizers_holding, optimizers_holding_ids
@@ -156,6 +156,8 @@ def cut_marks(expr: ast.AST, filename: str) -> list[CutMark]:
                 marks.append(CutMark("detach", node, segment(filename, node)))
             elif name == "grad" and _is_autograd_grad(node) and not _creates_graph(node):
                 marks.append(CutMark("grad_no_graph", node, segment(filename, node)))
+            elif functional_without_graph(node):
+                marks.append(CutMark("functional_no_graph", node, segment(filename, node)))
             elif name in NEW_LEAF_FACTORIES and (_is_torch_call(node) or name == "from_numpy") \
                     and not _literal_values(node):
                 marks.append(CutMark("new_leaf", node, segment(filename, node)))
@@ -615,6 +617,8 @@ CUT_EXPLANATIONS = {
     "variable": "`{text}` makes a new tensor without grad history: since PyTorch 0.4, Variable(x) returns x "
                 "detached (requires_grad=False)",
     "grad_no_graph": "without create_graph=True, torch.autograd.grad returns gradients with no grad history",
+    "functional_no_graph": "without create_graph=True, torch.autograd.functional returns derivatives with no grad "
+                           "history: differentiating them again finds no graph",
     "constant_derivative": "this derivative depends on no tensor that requires grad (the term is linear in the input, "
                            "its derivative a constant): even with create_graph=True it has no grad history, and its "
                            "own derivative is zero",
@@ -815,7 +819,7 @@ def cut_suggestions(cut: Cut) -> list[Suggestion]:
         suggestions.append(Suggestion("write through the tensors themselves, not `.data`: autograd records the copy, "
                                       "so gradients reach what the written value was computed from", replaced,
                                       location if replaced else None))
-    elif mark.kind == "grad_no_graph" and isinstance(node, ast.Call):
+    elif mark.kind in ("grad_no_graph", "functional_no_graph") and isinstance(node, ast.Call):
         keywords = [k for k in node.keywords if k.arg != "create_graph"]
         parts = [segment(filename, a) for a in node.args] + [segment(filename, k) for k in keywords]
         new_call = f"{segment(filename, node.func)}({', '.join(parts + ['create_graph=True'])})"

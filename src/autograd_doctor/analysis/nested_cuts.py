@@ -46,7 +46,7 @@ class NestedCut:
     filename: str
     statement: ast.stmt  # the user's statement that takes the value out of the graph
     node: ast.AST  # the construct in it (a converter's call, `.data`, `.detach()`)
-    kind: str  # "round_trip", "leave_torch", "data", "detach"
+    kind: str  # "round_trip", "leave_torch", "data", "detach", "functional_no_graph"
     text: str
     chain: list  # "f()" names from the outer call down
     replacement: str | None = None  # the change: from `statement` to `end_line`
@@ -118,6 +118,37 @@ def _whole_cut(node: ast.AST, carriers: set):
             break
     if kind is not None and isinstance(node, ast.Name) and node.id in carriers:
         return kind, outer
+    return None
+
+
+# torch.autograd.functional's derivatives, and the position of their create_graph argument.
+FUNCTIONAL_CREATE_GRAPH_POSITION = {"jacobian": 2, "hessian": 2, "vjp": 3, "jvp": 3, "vhp": 3, "hvp": 3}
+
+
+def functional_without_graph(node: ast.AST) -> bool:
+    """`torch.autograd.functional.jacobian(f, x)` (hessian, vjp, jvp, vhp, hvp; also called as
+    `autograd.functional.X` or `functional.X`) without create_graph=True: the derivatives it returns
+    carry no grad history. create_graph given by position, or as a name: not known, so False."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return False
+    func = node.func
+    position = FUNCTIONAL_CREATE_GRAPH_POSITION.get(func.attr)
+    owner = func.value
+    if position is None or not (isinstance(owner, ast.Attribute) and owner.attr == "functional"
+                                or isinstance(owner, ast.Name) and owner.id == "functional"):
+        return False
+    if len(node.args) > position or any(k.arg is None for k in node.keywords):
+        return False
+    keyword = next((k for k in node.keywords if k.arg == "create_graph"), None)
+    return keyword is None or isinstance(keyword.value, ast.Constant) and keyword.value.value is False
+
+
+def _derivative_without_graph(value: ast.AST, carriers: set):
+    """`torch.autograd.functional.jacobian(f, c)` (or `[...]` of it), hessian, vjp, ... without
+    create_graph=True, given a carrier c: the call, else None. Its derivatives carry no graph."""
+    node = value.value if isinstance(value, ast.Subscript) else value
+    if functional_without_graph(node) and _reads(node, carriers):
+        return node
     return None
 
 
@@ -261,6 +292,11 @@ def _cut_in_function(filename: str, definition: ast.AST, namespace: dict, touche
         value = statement.value
         if not _reads(value, carriers):
             continue
+        derivative = _derivative_without_graph(value, carriers)
+        if derivative is not None and (isinstance(statement, ast.Return) or isinstance(statement, ast.Assign) and
+                                       flows_to_return(definition, statement, _binds(statement), _binds_or_written)):
+            return NestedCut(filename, statement, derivative, "functional_no_graph", segment(filename, derivative) or "",
+                             chain)
         if isinstance(statement, ast.Assign):
             whole = _whole_cut(value, carriers)
             if whole is not None and flows_to_return(definition, statement, _binds(statement), _binds_or_written):

@@ -114,6 +114,11 @@ def unused_input(context: ErrorContext, already):
                                         else f"{label} and the other inputs")
         notes.append("none of the inputs is used to compute the output: it was computed from other tensors "
                      "(copies of them, or tensors made anew)")
+    elif _none_reached(context, inputs):
+        # The same when an input is a computed tensor (a view, a reshape): a zero gradient for
+        # every input runs and answers nothing that was asked.
+        notes.append("none of the inputs is used to compute the output: a zero gradient for them "
+                     "(materialize_grads=True) would run, but it is not the derivative asked for")
     elif call is not None and copied_input is None and \
             not any(k.arg in ("allow_unused", "materialize_grads") for k in call.keywords):
         new_call = replace_node_text(filename, statement, call,
@@ -346,6 +351,12 @@ def _argument_requiring_grad_help(filename: str, name: str, line: int) -> Sugges
 
 def _leaf_tensors(outputs, limit: int = 100_000) -> list | None:
     """The leaf tensors (AccumulateGrad variables) the outputs' graph reaches; None: too large."""
+    reached = _reached(outputs, limit)
+    return reached[1] if reached is not None else None
+
+
+def _reached(outputs, limit: int = 100_000) -> tuple | None:
+    """(the ids of the nodes, the leaf tensors) the outputs' graph reaches; None: too large."""
     roots = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
     todo = [t.grad_fn for t in roots if isinstance(t, torch.Tensor) and t.grad_fn is not None]
     seen, leaves = set(), []
@@ -360,7 +371,7 @@ def _leaf_tensors(outputs, limit: int = 100_000) -> list | None:
         if isinstance(variable, torch.Tensor):
             leaves.append(variable)
         todo.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))
-    return leaves
+    return seen, leaves
 
 
 def _outputs(context: ErrorContext):
@@ -374,6 +385,23 @@ def _none_used(context: ErrorContext, inputs: tuple) -> bool:
         return False
     leaves = _leaf_tensors(_outputs(context))
     return leaves is not None and not any(leaf is t for leaf in leaves for t in inputs)
+
+
+def _none_reached(context: ErrorContext, inputs: tuple) -> bool:
+    """Not one input, leaf or computed, is in the outputs' graph: a computed input is reached when
+    its grad_fn is, a leaf when its AccumulateGrad is. (A view made in the call, `t[-1, 0]`, has a
+    grad_fn of its own that nothing computed before the call can reach.)"""
+    outputs = _outputs(context)
+    if outputs is None or not inputs or not all(isinstance(t, torch.Tensor) for t in inputs):
+        return False
+    reached = _reached(outputs)
+    if reached is None:
+        return False
+    nodes, leaves = reached
+    roots = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+    leaves = leaves + [t for t in roots if isinstance(t, torch.Tensor) and t.grad_fn is None]
+    return not any(id(t.grad_fn) in nodes if t.grad_fn is not None else any(leaf is t for leaf in leaves)
+                   for t in inputs)
 
 
 def _computed_from_deepcopy(context: ErrorContext, inputs: tuple):
