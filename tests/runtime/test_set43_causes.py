@@ -4,14 +4,18 @@ before the change was run on it.
 - AD325, a parameter that its module's code reads only in comparisons (discuss.pytorch.org 149907,
   a learnable threshold used as `(features > self.thres).float()`): the comparison has no graph,
   the parameter's `.grad` stays None and it never trains. The comparison is named; the help is
-  advice (the sharpness of a soft step is the model's choice)."""
+  advice (the sharpness of a soft step is the model's choice).
+- AD112 on torch.autograd.grad(u, t) whose `inputs` t does not require grad (the PyTorch Forums
+  thread "Gradient Computation for Physics Equations": `torch.autograd.grad(displacement, ones)`,
+  the seed given as the inputs): passing grad_outputs alone leaves the call failing, so that help
+  is no longer offered; the advice says which argument is which."""
 
 from __future__ import annotations
 
 import os
 
 from autograd_doctor.diagnosis import codes
-from helpers import run_program
+from helpers import run_as_script, run_program
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SET43 = os.path.join(os.path.dirname(HERE), "bug_reports", "fresh", "set43")
@@ -105,3 +109,42 @@ def test_a_threshold_also_used_in_arithmetic_is_silent(tmp_path):
 def test_a_threshold_kept_as_a_buffer_is_silent(tmp_path):
     outcome = run_program(tmp_path, THRESHOLD_AS_BUFFER)
     assert outcome.error is None and not outcome.diagnoses
+
+
+# --- AD112: torch.autograd.grad() whose inputs are not in the output's graph ------------------------
+
+# Another shape: a PINN's time derivative taken with respect to collocation times made without
+# requires_grad (the pointwise-derivative help would leave the call failing).
+TIMES_WITHOUT_GRAD = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(1, 8), nn.Tanh(), nn.Linear(8, 1))
+    t = torch.linspace(0.0, 1.0, 16).reshape(-1, 1)
+    u = net(t)
+    du_dt = torch.autograd.grad(u, t)[0]
+    result = {"du_dt": du_dt}
+"""
+TIMES_WITH_GRAD = TIMES_WITHOUT_GRAD.replace(".reshape(-1, 1)\n", ".reshape(-1, 1).requires_grad_()\n")
+
+
+def test_the_displacement_gradient_taken_with_respect_to_ones_gets_advice(tmp_path):
+    outcome = run_as_script(tmp_path, _source("cases", "displacement_gradient_taken_with_respect_to_ones"))
+    assert outcome.diagnosis.code == codes.BACKWARD_NON_SCALAR
+    notes = " ".join(outcome.diagnosis.notes)
+    assert "`inputs`" in notes and "ones does not require grad" in notes and "grad_outputs=" in notes
+    assert all(not h.replacement for h in outcome.diagnosis.help)
+
+
+def test_times_without_requires_grad_get_advice_not_grad_outputs(tmp_path):
+    outcome = run_as_script(tmp_path, TIMES_WITHOUT_GRAD)
+    assert outcome.diagnosis.code == codes.BACKWARD_NON_SCALAR
+    assert "t does not require grad" in " ".join(outcome.diagnosis.notes)
+    assert all(not h.replacement for h in outcome.diagnosis.help)
+
+
+def test_times_that_require_grad_keep_the_pointwise_help(tmp_path):
+    outcome = run_as_script(tmp_path, TIMES_WITH_GRAD)
+    assert outcome.diagnosis.code == codes.BACKWARD_NON_SCALAR
+    assert any("grad_outputs=torch.ones_like(u)" in (h.replacement or "") for h in outcome.diagnosis.help)
