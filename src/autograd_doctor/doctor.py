@@ -17,7 +17,7 @@ import torch
 from autograd_doctor import compat
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis import (
-    cleared_before_step, copies, diagnose, discarded_results, double_softmax, grad_off_blocks, idle_terms,
+    cleared_before_step, compared_parameters, copies, diagnose, discarded_results, double_softmax, grad_off_blocks, idle_terms,
     log_probability_inputs,
     masked_nan, never_stepped, number_terms, probability_inputs, probed_model_steps, rebuilt_optimizer, score_function_weights, spent_parameter_iterators,
     self_compared_terms,
@@ -307,6 +307,7 @@ class Doctor:
         self._untrained_parameters = untrained_parameters.UntrainedParameters()
         self._probed_model_steps = probed_model_steps.ProbedModelSteps()
         self._zero_factor_parameters = zero_factor_parameters.ZeroFactorParameters()
+        self._compared_parameters = compared_parameters.ComparedParameters()
         self._graph_gradients = GraphGradients()  # a hand-assigned .grad that carries a graph (AD311)
         self._parameters_made_in_forward = ParametersMadeInForward()
         self._discarded_clamps = discarded_clamps.DiscardedClamps()
@@ -770,6 +771,8 @@ class Doctor:
             (self._probed_model_steps.at_step, (optimizer, stack, trained)),
             (self._copies_through_data.at_step, plain),
             (self._zero_factor_parameters.at_step, plain),
+            # A parameter the module's code reads only in comparisons: no gradient ever (AD325).
+            (self._compared_parameters.at_step, plain),
             (self._graph_gradients.at_step, with_recorder),
             (self._straight_through_terms.at_step, plain),
             (self._unused_submodules.at_step, plain),

@@ -4851,6 +4851,47 @@ in an `if p.grad is None:` of the user's file; otherwise it names the step() cal
     example_setup="from torch import nn\n",
 )
 
+COMPARED_ONLY_PARAMETER = _code(
+    "AD325",
+    "a parameter read only in comparisons gets no gradient: it never trains",
+    """\
+**What it means.** A learnable threshold written as a mask, `mask = (x > self.thres).float()`, or
+`x.ge(self.cutoff)`: a comparison gives a boolean tensor with no graph, so backward() never reaches
+the parameter compared. Its `.grad` stays None, torch.optim skips it, and it keeps its initial value
+while the rest of the model trains; nothing fails. PyTorch raises nothing for it (it is numbered
+with the errors only because the warning numbers were taken). autograd-doctor looks at the first two
+`step()` calls of each optimizer for a parameter it holds that requires grad and has no gradient
+while others have one, declared by a module of the user's class whose code reads it only as an
+operand of comparisons.
+
+**Minimal example.**
+
+    class Gate(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encode = nn.Linear(4, 4)
+            self.thres = nn.Parameter(torch.tensor(0.5))
+
+        def forward(self, x):
+            features = self.encode(x)
+            return features * (features > self.thres).float()     # AD325
+
+    gate = Gate()
+    optimizer = torch.optim.SGD(gate.parameters(), lr=0.1)
+    for _ in range(2):
+        optimizer.zero_grad()
+        gate(torch.randn(8, 4)).pow(2).mean().backward()
+        optimizer.step()
+
+**The fix.** Make the step differentiable if the threshold is meant to learn: a soft step,
+`torch.sigmoid(alpha * (features - self.thres))`, with a sharpness `alpha` of your choosing, or a
+straight-through estimator; if it is a fixed setting, keep it out of the optimizer (a buffer, or
+`requires_grad=False`). autograd-doctor names the comparison and leaves the choice to you.
+""",
+    heading="a parameter read only in comparisons",
+    example_setup="from torch import nn\n",
+)
+
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}
 EXPLANATIONS = {code: entry.explanation for code, entry in REGISTRY.items()}
 

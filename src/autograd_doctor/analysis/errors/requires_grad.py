@@ -82,9 +82,13 @@ def non_scalar_backward(context: ErrorContext, already):
         # y has the shape of x (one output per input element: a pointwise derivative, see below).
         output = text_of(filename, call_argument(grad_calls[0], 0, "outputs")) or "the output"
         pointwise = _pointwise_derivative(context, filename, statement, grad_calls[0], shape)
+        outside = _inputs_outside_the_graph(context, filename, grad_calls[0], output) if pointwise is None else None
         if pointwise is not None:
             notes.append(pointwise[0])
             helps.append(statement_change(location, pointwise[1], pointwise[2]))
+        elif outside is not None:
+            notes.append(outside[0])
+            helps.append(Suggestion(outside[1]))
         else:
             helps.append(Suggestion(f"reduce {output} to the number whose gradient you want: {output}.sum() (or "
                                     f".mean(), whose gradient is 1/{'N' if shape is None else _count(shape)} of it), "
@@ -337,6 +341,34 @@ def read_after(filename: str, name: str, statement: ast.stmt) -> bool:
     return isinstance(first.ctx, ast.Load)
 
 
+def _inputs_outside_the_graph(context: ErrorContext, filename: str, call: ast.Call, output: str):
+    """(note, advice) for torch.autograd.grad(u, t) whose `inputs` t is one tensor that does not
+    require grad: it is not in u's graph, so no grad_outputs makes the call work. When t is all
+    ones of u's shape (`torch.ones_like(u)`, the seed grad_outputs takes, given in the inputs'
+    place), that is said too. Advice only: which tensor the derivative is meant with respect to,
+    and that it must require grad before u is computed from it, the program does not show."""
+    import torch
+
+    found = context.innermost_user()
+    inputs_node = call_argument(call, 1, "inputs")
+    if found is None or inputs_node is None:
+        return None
+    inputs = value_of(found[0], inputs_node)
+    inputs = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
+    if len(inputs) != 1 or not isinstance(inputs[0], torch.Tensor) or inputs[0].requires_grad:
+        return None
+    name = text_of(filename, inputs_node) or "the inputs"
+    note = (f"the second argument of torch.autograd.grad() is `inputs`, the tensors to differentiate {output} with "
+            f"respect to; {name} does not require grad, so it is not in {output}'s graph")
+    seed = inputs[0].is_floating_point() and inputs[0].numel() > 0 and bool((inputs[0] == 1).all())
+    if seed:
+        note += f" (it holds ones of {output}'s shape: the seed that `grad_outputs=` takes)"
+    advice = (f"pass {name} as grad_outputs={name} if it is the seed, and as inputs the tensor to differentiate "
+              f"{output} with respect to (a leaf made with requires_grad=True, or .requires_grad_(), before "
+              f"{output} is computed from it); autograd-doctor does not choose that tensor")
+    return note, advice
+
+
 def _pointwise_derivative(context: ErrorContext, filename: str, statement, call: ast.Call, shape):
     """(note, message, new statement) for torch.autograd.grad(u, t) where u has the shape of the one
     input t: one output per input element, as in a PINN's du/dt or a force field's -dE/dx per atom.
@@ -353,7 +385,10 @@ def _pointwise_derivative(context: ErrorContext, filename: str, statement, call:
         return None
     inputs = value_of(found[0], inputs_node)
     inputs = inputs if isinstance(inputs, (tuple, list)) else (inputs,)
-    if len(inputs) != 1 or not isinstance(inputs[0], torch.Tensor) or list(inputs[0].shape) != shape:
+    if len(inputs) != 1 or not isinstance(inputs[0], torch.Tensor) or list(inputs[0].shape) != shape \
+            or not inputs[0].requires_grad:
+        # An input that does not require grad is not in the output's graph: grad_outputs alone
+        # would leave the call failing (see _inputs_outside_the_graph).
         return None
     output, call_text = text_of(filename, output_node), text_of(filename, call)
     if call_text is None or not call_text.endswith(")"):
