@@ -1,5 +1,5 @@
 # message: element 0 of tensors does not require grad and does not have a grad_fn
-# code: AD301 (catalogue: grad_inside_no_grad_block)
+# code: AD307 (catalogue: decorator_no_grad_cut)
 # set: 27
 # trigger: a physics-informed fit with torch.optim.LBFGS; the closure given to optimizer.step(closure) is
 #   decorated with @torch.no_grad() (copied from the optimizer's own step(), which carries that

@@ -1322,7 +1322,7 @@ def _functional_wrap_cut(frame, entry, use):
              "inside it is recorded"]
     helps = [Suggestion(f"delete this line, so that {target} keeps recording (the values it returns stay the same); "
                         f"for predictions without a graph, wrap those calls in `with torch.{entry.kind}():` instead",
-                        None, location)]
+                        None, location, deletes_statement=True)]
     return diagnosis(codes.DECORATOR_CUT, location, [d for d in (defined, use) if d is not None], notes, helps)
 
 
@@ -1433,17 +1433,28 @@ def _decorated_forwards(modules: list, entries: list) -> list:
     for module in modules:
         own = []
         for inner in module.modules():
-            code = getattr(inspect.unwrap(type(inner).forward), "__code__", None)
-            for entry in entries if code is not None else ():
-                if (entry.filename, entry.line, entry.function) == (code.co_filename, code.co_firstlineno,
-                                                                    code.co_name) and entry not in own:
-                    own.append(entry)
+            for forward in (type(inner).forward, _instance_forward(inner)):
+                code = getattr(inspect.unwrap(forward), "__code__", None) if forward is not None else None
+                for entry in entries if code is not None else ():
+                    if (entry.filename, entry.line, entry.function) == (code.co_filename, code.co_firstlineno,
+                                                                        code.co_name) and entry not in own:
+                        own.append(entry)
         if not own and any(p.requires_grad for p in module.parameters()):
             # Another trained module feeds the loss with gradients on: the cut may be there (a
             # detach() in the student while the decorated teacher gives the targets).
             return []
         found += [entry for entry in own if entry not in found]
     return found
+
+
+def _instance_forward(module):
+    """The `forward` the module's own `__dict__` holds (one rebound on this instance, `model.forward =
+    torch.no_grad()(model.forward)`), or None. Read from the dict: no user code runs."""
+    try:
+        own = object.__getattribute__(module, "__dict__")
+    except AttributeError:
+        return None
+    return own.get("forward") if isinstance(own, dict) else None
 
 
 def _functions_called_upstream(filename: str, line: int, frame=None, depth: int = 4,

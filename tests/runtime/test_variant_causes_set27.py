@@ -1,0 +1,155 @@
+"""Causes found by held-out variants set 27 (docs/errors.md, "Held-out variants", set 27), each tested on
+another program of the same cause (not the variant) and on a correct near-twin; the variants themselves
+are run by tests/errors/test_held_out_variants.py.
+
+AD130: an in-place LeakyReLU written as a statement into a parameter of the function it is in, which
+the function does not read again (a forward hook's `output`), had the help "output = F.leaky_relu(output,
+..., inplace=False)": the rebound parameter does not reach the caller, so the activation was lost (a
+wrong help). A forward hook registered on the user's modules now returns the result (its returned value
+replaces the module's output); any other such function gets no concrete change.
+
+AD307: `model.forward = torch.no_grad()(model.forward)` on a module whose forward is torch's own
+(nn.Sequential, nn.Linear) was not recorded (only the user's own functions were), so the cut was not
+named (AD301's generic "check the function called here" instead). A decorator called at run time on a
+method bound to a module whose own `__dict__` now holds its replacement is recorded, matched by the
+instance's forward, and its help (delete the wrapping statement) is put first."""
+
+from __future__ import annotations
+
+import torch
+
+from helpers import apply_help, run_as_script, run_plain
+
+# A forward hook registered directly (no partial) that activates a conv layer's output with the in-place
+# function F.leaky_relu_ and a negative slope.
+CONV_HOOK_LEAKY_UNDERSCORE = """
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    def mirror_leaky(module, args, out):
+        F.leaky_relu_(out, -0.3)  # WRITE
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv1d(2, 3, 3, padding=1), nn.Conv1d(3, 1, 1))
+    net[0].register_forward_hook(mirror_leaky)
+    optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+    for _ in range(2):
+        loss = net(torch.randn(4, 2, 5)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    weights = [p.detach().clone() for p in net.parameters()]
+"""
+
+CONV_HOOK_LEAKY_CORRECT = CONV_HOOK_LEAKY_UNDERSCORE.replace("F.leaky_relu_(out, -0.3)  # WRITE",
+                                                             "return F.leaky_relu(out, -0.3)")
+
+# The same write in a plain helper the forward calls for its effect on the caller's tensor: out of place,
+# the result would have to be returned and bound by the caller, a change of two places: no concrete change.
+HELPER_ACTIVATES_ARGUMENT = """
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    def activate(h):
+        F.leaky_relu(h, -0.1, inplace=True)  # WRITE
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.hidden, self.out = nn.Linear(3, 4), nn.Linear(4, 1)
+
+        def forward(self, x):
+            h = self.hidden(x)
+            activate(h)
+            return self.out(h)
+
+    torch.manual_seed(0)
+    Net()(torch.randn(5, 3)).sum().backward()
+"""
+
+
+def test_a_forward_hooks_in_place_activation_is_returned(tmp_path):
+    outcome = run_as_script(tmp_path, CONV_HOOK_LEAKY_UNDERSCORE)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD130", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    assert diagnosis.help[0].replacement == "return F.leaky_relu(out, -0.3)"
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, CONV_HOOK_LEAKY_CORRECT, "correct.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["weights"], correct["weights"]))
+
+
+def test_the_hook_that_returns_its_activation_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, CONV_HOOK_LEAKY_CORRECT)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_helper_that_activates_its_argument_gets_no_rebinding(tmp_path):
+    outcome = run_as_script(tmp_path, HELPER_ACTIVATES_ARGUMENT)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD130", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    assert all(not suggestion.replacement for suggestion in diagnosis.help), diagnosis.help
+
+
+# nn.Linear's own forward wrapped by calling the decorator, in the same file, before a regression head is
+# trained on frozen features.
+LINEAR_FORWARD_WRAPPED = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    features = torch.randn(10, 4)
+    head = nn.Linear(4, 1)
+    head.forward = torch.no_grad()(head.forward)  # WRAP
+    print(head(features[:2]))
+    optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+    for _ in range(2):
+        loss = (head(features) - 1.0).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    weights = [p.detach().clone() for p in head.parameters()]
+"""
+
+LINEAR_FORWARD_CORRECT = LINEAR_FORWARD_WRAPPED.replace("    head.forward = torch.no_grad()(head.forward)  # WRAP\n", "")
+
+# A teacher nn.Sequential whose forward is wrapped the same way gives the targets; a student is trained:
+# correct, and silent.
+TEACHER_FORWARD_WRAPPED = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    teacher = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    teacher.forward = torch.no_grad()(teacher.forward)
+    student = nn.Sequential(nn.Linear(3, 2))
+    optimizer = torch.optim.SGD(student.parameters(), lr=0.1)
+    for _ in range(2):
+        x = torch.randn(6, 3)
+        loss = (student(x) - teacher(x)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_a_library_forward_wrapped_by_calling_no_grad_is_named(tmp_path):
+    outcome = run_as_script(tmp_path, LINEAR_FORWARD_WRAPPED)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD307", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("WRAP")
+    change = diagnosis.help[0]
+    assert change.location.line == outcome.line("WRAP") and change.deletes_statement
+    lines = outcome.source.splitlines(keepends=True)
+    del lines[change.location.line - 1]  # the help deletes the line
+    fixed = run_plain(tmp_path, "".join(lines), "fixed.py")
+    correct = run_plain(tmp_path, LINEAR_FORWARD_CORRECT, "correct.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["weights"], correct["weights"]))
+
+
+def test_a_wrapped_teacher_beside_a_trained_student_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, TEACHER_FORWARD_WRAPPED)
+    assert outcome.error is None and not outcome.diagnoses
