@@ -153,3 +153,146 @@ def test_a_library_forward_wrapped_by_calling_no_grad_is_named(tmp_path):
 def test_a_wrapped_teacher_beside_a_trained_student_stays_silent(tmp_path):
     outcome = run_as_script(tmp_path, TEACHER_FORWARD_WRAPPED)
     assert outcome.error is None and not outcome.diagnoses
+
+
+# A dropout-like Function that saves its `training` flag with the mask; backward reads the flag only as the
+# condition of an if.
+DROPOUT_SAVES_TRAINING_FLAG = """
+    import torch
+    from torch import nn
+
+    class MaskedScale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, mask, training):
+            ctx.save_for_backward(mask, training)  # SAVE
+            return x * mask * 2.0 if training else x
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            mask, training = ctx.saved_tensors
+            if training:
+                return grad_output * mask * 2.0, None, None
+            return grad_output, None, None
+
+    torch.manual_seed(0)
+    layer = nn.Linear(4, 3)
+    optimizer = torch.optim.SGD(layer.parameters(), lr=0.1)
+    for step in range(2):
+        mask = (torch.rand(5, 3) > 0.5).float()
+        loss = MaskedScale.apply(layer(torch.randn(5, 4)), mask, step == 0).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    weights = [p.detach().clone() for p in layer.parameters()]
+"""
+
+DROPOUT_FLAG_ON_CTX = DROPOUT_SAVES_TRAINING_FLAG.replace(
+    "            ctx.save_for_backward(mask, training)  # SAVE\n",
+    "            ctx.save_for_backward(mask)  # SAVE\n            ctx.training = training\n").replace(
+    "            mask, training = ctx.saved_tensors\n            if training:",
+    "            (mask,) = ctx.saved_tensors\n            if ctx.training:")
+
+# The flag negated in backward (`-True` is -1, a bool tensor refuses `-`): no tensor is offered.
+FLAG_NEGATED_IN_BACKWARD = """
+    import torch
+
+    class SignFlip(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, flip):
+            ctx.save_for_backward(x, flip)  # SAVE
+            return -x if flip else x
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            x, flip = ctx.saved_tensors
+            return grad_output * (-flip * 2 + 1), None
+
+    x = torch.randn(3, requires_grad=True)
+    SignFlip.apply(x, True).sum().backward()
+"""
+
+
+def test_a_flag_backward_only_tests_is_saved_as_a_tensor(tmp_path):
+    outcome = run_as_script(tmp_path, DROPOUT_SAVES_TRAINING_FLAG)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD122", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("SAVE")
+    assert diagnosis.help[0].replacement == "ctx.save_for_backward(mask, torch.tensor(training))"
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, DROPOUT_FLAG_ON_CTX, "correct.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["weights"], correct["weights"]))
+
+
+def test_the_flag_kept_on_ctx_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, DROPOUT_FLAG_ON_CTX)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_flag_negated_in_backward_gets_no_tensor(tmp_path):
+    outcome = run_as_script(tmp_path, FLAG_NEGATED_IN_BACKWARD)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD122", [d.code for d in outcome.diagnoses]
+    assert all(not suggestion.replacement for suggestion in diagnosis.help), diagnosis.help
+
+
+# A layer's forward re-bound to run under the non-reentrant checkpoint, in the same file, with
+# `from functools import partial`; an input-gradient penalty takes torch.func.jacrev of the model.
+LAYER_FORWARD_REBOUND_UNDER_JACREV = """
+    import torch
+    from functools import partial
+    from torch import nn
+    from torch.func import jacrev
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 2))
+    model[0].forward = partial(checkpoint, model[0].forward, use_reentrant=False)  # REBIND
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(2):
+        x = torch.randn(3)
+        penalty = jacrev(model)(x).pow(2).sum()
+        optimizer.zero_grad()
+        penalty.backward()
+        optimizer.step()
+    weights = [p.detach().clone() for p in model.parameters()]
+"""
+
+LAYER_FORWARD_PLAIN_UNDER_JACREV = LAYER_FORWARD_REBOUND_UNDER_JACREV.replace(
+    "    model[0].forward = partial(checkpoint, model[0].forward, use_reentrant=False)  # REBIND\n", "")
+
+# The same re-binding in a model trained with backward() alone (no torch.func transform): correct, silent.
+LAYER_FORWARD_REBOUND_PLAIN_TRAINING = """
+    import torch
+    from functools import partial
+    from torch import nn
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 5), nn.Tanh(), nn.Linear(5, 2))
+    model[0].forward = partial(checkpoint, model[0].forward, use_reentrant=False)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(2):
+        loss = model(torch.randn(4, 3)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_a_forward_rebound_to_checkpoint_under_jacrev_is_named(tmp_path):
+    outcome = run_as_script(tmp_path, LAYER_FORWARD_REBOUND_UNDER_JACREV)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD233", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("REBIND")
+    change = diagnosis.help[0]
+    assert change.location.line == outcome.line("REBIND") and change.deletes_statement
+    lines = outcome.source.splitlines(keepends=True)
+    del lines[change.location.line - 1]  # the help deletes the line
+    fixed = run_plain(tmp_path, "".join(lines), "fixed.py")
+    correct = run_plain(tmp_path, LAYER_FORWARD_PLAIN_UNDER_JACREV, "correct.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["weights"], correct["weights"]))
+
+
+def test_a_forward_rebound_to_checkpoint_in_plain_training_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, LAYER_FORWARD_REBOUND_PLAIN_TRAINING)
+    assert outcome.error is None and not outcome.diagnoses
