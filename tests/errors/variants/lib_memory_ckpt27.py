@@ -1,4 +1,4 @@
-"""Activation checkpointing applied from outside, for test_time_memory_update_by_func_grad_over_lib_checkpointed_blocks."""
+"""Activation checkpointing applied from outside, for memory_update_at_test_time_by_func_grad_over_lib_checkpointed_blocks."""
 import functools
 
 from torch.utils.checkpoint import checkpoint
