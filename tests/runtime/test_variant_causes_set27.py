@@ -296,3 +296,26 @@ def test_a_forward_rebound_to_checkpoint_under_jacrev_is_named(tmp_path):
 def test_a_forward_rebound_to_checkpoint_in_plain_training_stays_silent(tmp_path):
     outcome = run_as_script(tmp_path, LAYER_FORWARD_REBOUND_PLAIN_TRAINING)
     assert outcome.error is None and not outcome.diagnoses
+
+
+# A teacher nn.Sequential wrapped by calling no_grad gives the targets; the student, another nn.Sequential,
+# is cut by a detach() of its own: the cut is not the teacher's wrap (AD307 must not name it).
+TEACHER_WRAPPED_STUDENT_DETACHED = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    teacher = nn.Sequential(nn.Linear(3, 2))
+    teacher.forward = torch.no_grad()(teacher.forward)
+    student = nn.Sequential(nn.Linear(3, 2))
+    x = torch.randn(6, 3)
+    prediction = student(x).detach()  # CUT
+    loss = (prediction - teacher(x)).pow(2).mean()
+    loss.backward()
+"""
+
+
+def test_a_wrapped_teacher_is_not_taken_for_a_students_cut(tmp_path):
+    outcome = run_as_script(tmp_path, TEACHER_WRAPPED_STUDENT_DETACHED)
+    assert outcome.error is not None
+    assert "AD307" not in [d.code for d in outcome.diagnoses], [(d.code, d.primary) for d in outcome.diagnoses]
