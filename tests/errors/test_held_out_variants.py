@@ -358,6 +358,12 @@ NOT_YET = {
     # AD167: the optimizer holds the parameters load_state_dict(..., assign=True) replaced in another
     # method; the load is not found: advice at scaler.step().
     "trainer_resume_loads_checkpoint_with_assign_after_optimizer_built": (False, "advice"),
+    # Set 27. AD136: backward's two helper methods each read ctx.saved_tensors; one read in backward,
+    # handing the tensors to both helpers, changes three places: advice.
+    "function_backward_helpers_each_unpack_saved_tensors_under_checkpoint": (True, "advice"),
+    # AD131: the top-k values are assigned bare; the dense gradient the helper built from them two lines
+    # earlier (kept, scattered) is the one to assign, which the diagnosis does not look for: advice.
+    "topk_gradient_compression_assigns_values_without_scatter": (True, "advice"),
 }
 
 # Variants not yet diagnosed with the catalogue's code (set 17's first run): pinned, so that a change

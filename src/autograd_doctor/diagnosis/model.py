@@ -133,6 +133,9 @@ class Suggestion:
     # meant to differ from the oracle's, which goes through them at the saved weights; the values
     # handed to the failing backward() and to every call before it must match, no call dropped.
     cuts_carried_graph: bool = False
+    # True for a change that deletes the statement at `location` (a replacement cannot be empty):
+    # as concrete as a replacement, for a refinement that must go before the diagnosis it refines.
+    deletes_statement: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"message": self.message, "replacement": self.replacement}

@@ -578,8 +578,9 @@ def _remember_mode_entry(kind: str) -> None:
     frame = sys._getframe(2)
     code = frame.f_code
     if code.co_name == "decorate_context" and "func" in code.co_freevars:
-        func_code = getattr(frame_locals(frame).get("func"), "__code__", None)
-        if func_code is not None and not is_internal_file(func_code.co_filename):
+        func = frame_locals(frame).get("func")
+        func_code = getattr(func, "__code__", None)
+        if func_code is not None and (not is_internal_file(func_code.co_filename) or _instance_method_rebound(func)):
             caller = frame.f_back
             callers = ((caller.f_code.co_filename, caller.f_lineno),) \
                 if caller is not None and not is_internal_file(caller.f_code.co_filename) else ()
@@ -588,6 +589,22 @@ def _remember_mode_entry(kind: str) -> None:
     elif not is_internal_file(code.co_filename):
         _store_mode_entry(ModeEntry(kind, code.co_filename, frame.f_lineno, False, code.co_name,
                                     _names_requiring_grad(frame), _session))
+
+
+def _instance_method_rebound(func) -> bool:
+    """Whether `func` is a method bound to a module whose own `__dict__` holds a replacement of it:
+    the decorator was called on `model.forward` at run time (`model.forward =
+    torch.no_grad()(model.forward)`), by the user, even when the method is torch's own
+    (nn.Sequential.forward). torch's own decorated methods are decorated where they are defined, on the
+    function, never bound."""
+    owner = getattr(func, "__self__", None)
+    if not isinstance(owner, torch.nn.Module):
+        return False
+    try:
+        own = object.__getattribute__(owner, "__dict__")
+    except AttributeError:
+        return False
+    return isinstance(own, dict) and getattr(own.get(func.__name__), "__wrapped__", None) is func
 
 
 # Local variables looked at per with block entered.

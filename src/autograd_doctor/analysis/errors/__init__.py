@@ -60,13 +60,13 @@ def leads(refinement: Diagnosis, already: list[Diagnosis]) -> bool:
     """Whether a refinement goes before the diagnoses it adds to: it has another code and another
     primary line than each of them (it names a line they do not), and its first help is a change
     at a line (the evidence found the statement to change: AD307's decorator entry recorded in this
-    run for the function on the loss's path). A refinement that only repeats the raising line, or
-    gives advice, stays after them."""
+    run for the function on the loss's path; a replacement, or the deletion of a statement). A
+    refinement that only repeats the raising line, or gives advice, stays after them."""
     primary = refinement.primary
     if primary is None or not refinement.help:
         return False
     first = refinement.help[0]
-    if not first.replacement or first.location is None:
+    if not (first.replacement or first.deletes_statement) or first.location is None:
         return False
     return all(d.code != refinement.code and (d.primary is None or (d.primary.file, d.primary.line)
                                               != (primary.file, primary.line)) for d in already)

@@ -519,7 +519,7 @@ def non_tensor_saved(context: ErrorContext, already):
                         "unpacking it from ctx.saved_tensors")]
     if type_name in _NUMBER_TENSORS and index < len(call.args) and filename is not None \
             and getattr(function_class.forward, "__globals__", {}).get("torch") is torch \
-            and _only_arithmetic_in_backward(function_class, index):
+            and _only_arithmetic_in_backward(function_class, index, flag=type_name == "bool"):
         # A number that backward only computes with (x ** (n - 1), grad * n): a 0-dim tensor of the
         # same kind computes the same values (a 0-dim tensor does not change the result's dtype, and
         # Python's float is a double, as float64 is), and save_for_backward accepts it.
@@ -529,8 +529,9 @@ def non_tensor_saved(context: ErrorContext, already):
                                           f"torch.tensor({argument}{_NUMBER_TENSORS[type_name]})") \
             if statement is not None else None
         if new_statement is not None:
-            helps.insert(0, statement_change(location, f"save {argument} as a tensor: backward only computes with "
-                                             f"it, and a 0-dim tensor gives the same values", new_statement))
+            reads = "only tests it, if it reads it at all" if type_name == "bool" else "only computes with it"
+            helps.insert(0, statement_change(location, f"save {argument} as a tensor: backward {reads}, and a 0-dim "
+                                             "tensor gives the same values", new_statement))
             helps[1].message = "or " + helps[1].message
     if type_name == "numpy.ndarray" and index < len(call.args) and filename is not None \
             and getattr(function_class.forward, "__globals__", {}).get("torch") is torch \
@@ -582,13 +583,15 @@ def _literal_length(forward, argument: ast.expr, line: int) -> int | None:
 
 
 # Python numbers save_for_backward refuses, and the dtype of the 0-dim tensor that computes the same.
-_NUMBER_TENSORS = {"int": "", "float": ", dtype=torch.float64"}
+_NUMBER_TENSORS = {"int": "", "float": ", dtype=torch.float64", "bool": ""}
 
 
-def _only_arithmetic_in_backward(function_class, index: int) -> bool:
+def _only_arithmetic_in_backward(function_class, index: int, flag: bool = False) -> bool:
     """Whether backward unpacks ctx.saved_tensors into names and uses the one at `index` only as an
     operand of arithmetic or of a comparison (`x ** (n - 1)`, `grad * n`, `x < margin`: a 0-dim
-    tensor compares as the number does)."""
+    tensor compares as the number does), or not at all (unpacked, never read: a tensor there changes
+    nothing). A flag (a bool: `-True` is -1, `-torch.tensor(True)` fails) only as a condition (`if
+    hard:`, `not hard`, `a if hard else b`): a 0-dim tensor's truth is the number's."""
     _file, backward = _method_node(function_class, "backward")
     if backward is None:
         return False
@@ -601,8 +604,20 @@ def _only_arithmetic_in_backward(function_class, index: int) -> bool:
     named = [n for n in ast.walk(backward) if isinstance(n, ast.Name) and n.id == name]
     uses = [n for n in named if isinstance(n.ctx, ast.Load)]
     stores = [n for n in named if not isinstance(n.ctx, ast.Load)]
+    if len(stores) != 1:
+        return False
+    if flag:
+        return all(_tested(parents.get(id(n)), n) for n in uses)
     operations = (ast.BinOp, ast.UnaryOp, ast.Compare)
-    return bool(uses) and len(stores) == 1 and all(isinstance(parents.get(id(n)), operations) for n in uses)
+    return all(isinstance(parents.get(id(n)), operations) for n in uses)
+
+
+def _tested(parent, node) -> bool:
+    """Whether `node` is read only for its truth: the test of an if, while or conditional expression,
+    or the operand of `not`."""
+    if isinstance(parent, (ast.If, ast.While, ast.IfExp)):
+        return parent.test is node
+    return isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)
 
 
 def _unpacked_names(statement) -> list[str] | None:

@@ -400,7 +400,55 @@ def checkpoint_under_transform(context: ErrorContext, already):
     hooks_block = _saved_tensor_hooks_block(context) if not calls and direct_sequential is None else None
     if hooks_block is not None:
         return _transform_inside_hooks_block(context, location, transform, hooks_block)
+    rebound = _forward_rebound_to_checkpoint(context, frame) if not calls and direct_sequential is None else None
+    if rebound is not None:
+        rebound_file, rebinding = rebound
+        location.role, location.note = "", f"{transform} differentiates a module whose forward runs under checkpoint"
+        primary = statement_location(rebound_file, rebinding, role="checkpoint",
+                                     note="forward is re-bound to run under the non-reentrant checkpoint")
+        helps.insert(0, Suggestion("delete this line: forward then runs directly, the same values and gradients, "
+                                   "without the memory checkpointing saves", None, primary, deletes_statement=True))
+        return diagnosis(codes.CHECKPOINT_UNDER_FUNC_TRANSFORM, primary, [location], notes=notes, help=helps)
     return diagnosis(codes.CHECKPOINT_UNDER_FUNC_TRANSFORM, location, notes=notes, help=helps)
+
+
+def _forward_rebound_to_checkpoint(context: ErrorContext, frame):
+    """(file, statement) of the one `X.forward = functools.partial(checkpoint, ...)` in the user's files
+    reachable from the failing frame, when a module bound in the user's frames has such a forward of its
+    own (its `__dict__`, read without running code): a helper that re-binds modules' forwards to run
+    under checkpoint (activation checkpointing applied from outside), which the traceback does not show.
+    None otherwise."""
+    import functools
+
+    import torch.utils.checkpoint
+
+    from autograd_doctor.analysis.errors.grad_api import _user_files_reachable
+    from autograd_doctor.analysis.errors.hook_returns import _modules_reached
+
+    from autograd_doctor.recording.frames import frame_locals
+
+    # The function the failing checkpoint call ran: a module's own forward, bound before the re-binding.
+    checkpointed = [frame_locals(f).get("function") for f, _ in context.frames
+                    if f.f_code.co_name == "checkpoint" and f.f_globals.get("__name__") == "torch.utils.checkpoint"]
+
+    def rebound(module) -> bool:
+        forward = object.__getattribute__(module, "__dict__").get("forward")
+        return isinstance(forward, functools.partial) and forward.func is torch.utils.checkpoint.checkpoint \
+            and bool(forward.args) and any(forward.args[0] is function for function in checkpointed)
+
+    if not any(rebound(module) for module in _modules_reached(context)):
+        return None
+    found = []
+    for filename in _user_files_reachable(frame)[:16]:
+        tree = parse_file(filename)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == "forward" \
+                    and isinstance(node.value, ast.Call) and node.value.args \
+                    and (text_of(filename, node.value.func) or "").split(".")[-1] == "partial" \
+                    and (text_of(filename, node.value.args[0]) or "").split(".")[-1] == "checkpoint":
+                found.append((filename, node))
+    return found[0] if len(found) == 1 else None
 
 
 _HOOK_CONTEXTS = ("save_on_cpu", "saved_tensors_hooks")

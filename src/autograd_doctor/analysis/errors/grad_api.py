@@ -1110,6 +1110,7 @@ def _filtered_by_grad_instead_of_flag(frame, filename: str, made: ast.Assign):
 def decorator_cut(context: ErrorContext, already):
     """The loss was computed through a function decorated with @torch.no_grad() / @torch.inference_mode()."""
     from autograd_doctor.recording import switches
+    from autograd_doctor.recording.frames import is_internal_file
     from autograd_doctor.analysis.errors.context import line_location
 
     found = context.innermost_user()
@@ -1124,8 +1125,11 @@ def decorator_cut(context: ErrorContext, already):
         # an entry of the same name that another program left in this process is not this one's.
         return entry.session == switches.session() or entry.filename in reachable
 
+    # A library method wrapped on one instance (`model.forward = torch.no_grad()(model.forward)` of an
+    # nn.Sequential) is matched by that instance's own forward only (_decorated_forwards), not by name.
     decorated = {entry.function: entry for kind in ("no_grad", "inference_mode")
-                 for entry in reversed(switches.mode_entries(kind)) if entry.decorator and this_program(entry)}
+                 for entry in reversed(switches.mode_entries(kind))
+                 if entry.decorator and this_program(entry) and not is_internal_file(entry.filename)}
     for entry in reversed(_grad_disabling_decorators()):  # the most recent last, so that it wins
         known = decorated.get(entry.function)
         # An entry of the same name left by another program run in this process (mode entries are
@@ -1136,9 +1140,9 @@ def decorator_cut(context: ErrorContext, already):
     instances: list = []
     called = _functions_called_upstream(filename, line, frame, modules=modules, instances=instances)
     hits = [decorated[name] for name in called if name in decorated]
-    if not hits and decorated:
-        entries = [entry for kind in ("no_grad", "inference_mode")
-                   for entry in switches.mode_entries(kind) if entry.decorator and this_program(entry)]
+    entries = [entry for kind in ("no_grad", "inference_mode")
+               for entry in switches.mode_entries(kind) if entry.decorator and this_program(entry)]
+    if not hits and entries:
         last = _module_making_the_loss(frame, filename, line)
         # The loss is the result of a module's call: its decorated forward ran last, so every path
         # to the loss goes through it, whatever trained modules feed its arguments.
@@ -1350,7 +1354,7 @@ def _functional_wrap_cut(frame, entry, use):
              "inside it is recorded"]
     helps = [Suggestion(f"delete this line, so that {target} keeps recording (the values it returns stay the same); "
                         f"for predictions without a graph, wrap those calls in `with torch.{entry.kind}():` instead",
-                        None, location)]
+                        None, location, deletes_statement=True)]
     return diagnosis(codes.DECORATOR_CUT, location, [d for d in (defined, use) if d is not None], notes, helps)
 
 
@@ -1457,21 +1461,37 @@ def _decorated_forwards(modules: list, entries: list) -> list:
     by its name, so another class's decorated forward is not taken for this one."""
     import inspect
 
+    from autograd_doctor.recording.frames import is_internal_file
+
     found = []
     for module in modules:
         own = []
         for inner in module.modules():
-            code = getattr(inspect.unwrap(type(inner).forward), "__code__", None)
-            for entry in entries if code is not None else ():
-                if (entry.filename, entry.line, entry.function) == (code.co_filename, code.co_firstlineno,
-                                                                    code.co_name) and entry not in own:
-                    own.append(entry)
+            for forward, of_class in ((type(inner).forward, True), (_instance_forward(inner), False)):
+                code = getattr(inspect.unwrap(forward), "__code__", None) if forward is not None else None
+                # The class's forward matches the user's decorated def; torch's own forward (recorded only
+                # when wrapped on one instance) matches through that instance's forward alone.
+                for entry in entries if code is not None and not (of_class and is_internal_file(code.co_filename)) \
+                        else ():
+                    if (entry.filename, entry.line, entry.function) == (code.co_filename, code.co_firstlineno,
+                                                                        code.co_name) and entry not in own:
+                        own.append(entry)
         if not own and any(p.requires_grad for p in module.parameters()):
             # Another trained module feeds the loss with gradients on: the cut may be there (a
             # detach() in the student while the decorated teacher gives the targets).
             return []
         found += [entry for entry in own if entry not in found]
     return found
+
+
+def _instance_forward(module):
+    """The `forward` the module's own `__dict__` holds (one rebound on this instance, `model.forward =
+    torch.no_grad()(model.forward)`), or None. Read from the dict: no user code runs."""
+    try:
+        own = object.__getattribute__(module, "__dict__")
+    except AttributeError:
+        return None
+    return own.get("forward") if isinstance(own, dict) else None
 
 
 def _functions_called_upstream(filename: str, line: int, frame=None, depth: int = 4,

@@ -5,6 +5,7 @@ that asked for inplace=True, which is usually in the model's definition."""
 from __future__ import annotations
 
 import ast
+import functools
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import diagnosis, statement_change, text_of
@@ -76,12 +77,13 @@ def negative_slope_inplace(context: ErrorContext, already):
                                   note=f"{class_name} in place, with a negative slope")
     if keyword is None:
         # F.leaky_relu_(h, -0.5) -> F.leaky_relu(h, -0.5): the same values, in a new tensor.
-        new_statement = _kept(filename, statement, call,
+        new_statement = _kept(context, filename, statement, call,
                               replace_node_text(filename, statement, call.func, text_of(filename, call.func)[:-1]))
         helps = [statement_change(location, f"call {function}, the out-of-place function: the same values, in a "
                                   "new tensor, so backward still sees the input's sign", new_statement)]
         return diagnosis(codes.NEGATIVE_SLOPE_INPLACE, location, [use], notes, helps)
-    new_statement = _kept(filename, statement, call, replace_node_text(filename, statement, keyword.value, "False"))
+    new_statement = _kept(context, filename, statement, call,
+                          replace_node_text(filename, statement, keyword.value, "False"))
     own_line = _own_line_change(filename, statement, call, keyword)
     if own_line is not None:
         # One element of a multi-line nn.Sequential(...): name and change that line only.
@@ -93,16 +95,75 @@ def negative_slope_inplace(context: ErrorContext, already):
     return diagnosis(codes.NEGATIVE_SLOPE_INPLACE, location, [use], notes, helps)
 
 
-def _kept(filename: str, statement: ast.stmt, call: ast.Call, new_statement: str | None) -> str | None:
+def _kept(context: ErrorContext, filename: str, statement: ast.stmt, call: ast.Call,
+          new_statement: str | None) -> str | None:
     """An in-place call written as a statement (`F.leaky_relu_(h, s)`) wrote its result into its
     input; out of place, the result must be bound to that input's name (`h = F.leaky_relu(h, s)`)
-    or the activation is lost."""
+    or the activation is lost. Where that input is a parameter of the enclosing function that the
+    function does not read again, the write was the function's effect on its caller's tensor, which
+    a rebound parameter does not carry: the result is returned instead where the function is a
+    forward hook registered on the user's modules whose argument is the module's output (a forward
+    hook's returned value replaces that output) and the statement ends it; otherwise no concrete
+    change."""
     if new_statement is None or not (isinstance(statement, ast.Expr) and statement.value is call and call.args):
         return new_statement
     target = call.args[0]
     if not isinstance(target, (ast.Name, ast.Attribute)):
         return None  # nothing to bind the result to: no concrete change
+    function = _enclosing_function(filename, statement)
+    if isinstance(target, ast.Name) and function is not None and _written_parameter_unread(function, statement, target.id):
+        ends_it = function.body[-1] is statement and not any(
+            isinstance(node, ast.Return) and node.value is not None for node in ast.walk(function))
+        if ends_it and _forward_hook_output(context, filename, function, target.id):
+            return f"return {new_statement.lstrip()}"
+        return None
     return f"{text_of(filename, target)} = {new_statement.lstrip()}"
+
+
+def _enclosing_function(filename: str, statement: ast.stmt):
+    """The innermost def whose body holds `statement` (None at module level)."""
+    tree = parse_file(filename)
+    found = None
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                inner is statement for inner in ast.walk(node)):
+            if found is None or node.lineno > found.lineno:
+                found = node
+    return found
+
+
+def _written_parameter_unread(function, statement: ast.stmt, name: str) -> bool:
+    """Whether `name` is a parameter of `function` that no statement after `statement` reads."""
+    arguments = function.args
+    names = [a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs]
+    if name not in names:
+        return False
+    return not any(isinstance(node, ast.Name) and node.id == name and node.lineno > statement.end_lineno
+                   for node in ast.walk(function))
+
+
+def _forward_hook_output(context: ErrorContext, filename: str, function, name: str) -> bool:
+    """Whether `function` is a forward hook registered on a module bound in the user's frames (directly
+    or through functools.partial), and `name` the parameter it is given the module's output in:
+    (module, args, output), or (module, args, kwargs, output) for a hook registered with_kwargs."""
+    from autograd_doctor.analysis.errors.hook_returns import _modules_reached, _user_function
+
+    arguments = function.args
+    positional = [a.arg for a in arguments.posonlyargs + arguments.args]
+    for module in _modules_reached(context):
+        own = object.__getattribute__(module, "__dict__")  # the module's own dict: no user code runs
+        with_kwargs = own.get("_forward_hooks_with_kwargs") or {}
+        for key, hook in list((own.get("_forward_hooks") or {}).items()):
+            hooked = _user_function(hook)
+            code = getattr(hooked, "__code__", None)
+            if code is None or (code.co_filename, code.co_name) != (filename, function.name) \
+                    or code.co_firstlineno not in [function.lineno] + [d.lineno for d in function.decorator_list]:
+                continue
+            bound = len(hook.args) if isinstance(hook, functools.partial) else 0  # positional arguments bound first
+            index = bound + (3 if with_kwargs.get(key) else 2)
+            if index < len(positional) and positional[index] == name:
+                return True
+    return False
 
 
 def _own_line_change(filename: str, statement: ast.stmt, call: ast.Call, keyword: ast.keyword) -> str | None:
