@@ -200,7 +200,8 @@ def relative_to_statement(line: str, column: int) -> str:
     place that writes them into the file (`analysis.fixes.apply_replacement`, and the report when
     it prints them) adds the statement's indentation once: text kept with the file's own
     indentation got it twice."""
-    return line[column:] if line[:column].isspace() else line.lstrip()
+    indentation = len(line) - len(line.lstrip())
+    return line[min(column, indentation):]
 
 
 def statement_column(filename: str, line: int) -> int:
