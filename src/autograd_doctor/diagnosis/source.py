@@ -294,17 +294,19 @@ def replace_node_text(filename: str, statement: ast.stmt, node: ast.AST, new_tex
     return replace_nodes_text(filename, statement, [(node, new_text)])
 
 
-def replace_nodes_text(filename: str, statement: ast.stmt, replacements: list) -> str | None:
+def replace_nodes_text(filename: str, statement: ast.AST, replacements: list) -> str | None:
     """The statement's source with each (node, new text) of `replacements` applied (the nodes
     do not overlap), in the convention of replacement texts: its first line from the statement's
     first column, the later lines relative to it (see `relative_to_statement`). A new text over
-    several lines is in that convention too (as `segment` gives it)."""
+    several lines is in that convention too (as `segment` gives it). `statement` may also be an
+    expression: its text as `segment` gives it, with the replacements."""
     lines = [source_line(filename, n) for n in range(statement.lineno, statement.end_lineno + 1)]
     lines[-1] = lines[-1][:statement.end_col_offset]  # drop a trailing comment
+    column = statement.col_offset if isinstance(statement, ast.stmt) else statement_column(filename, statement.lineno)
     # Each line made relative first; how many columns each lost moves its nodes' positions.
     removed = [statement.col_offset]
     for row in range(1, len(lines)):
-        relative = relative_to_statement(lines[row], statement.col_offset)
+        relative = relative_to_statement(lines[row], column)
         removed.append(len(lines[row]) - len(relative))
         lines[row] = relative
     lines[0] = lines[0][statement.col_offset:]
