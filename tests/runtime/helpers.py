@@ -52,7 +52,11 @@ def write_program(tmp_path, source: str, name: str = "program.py") -> str:
 
 
 def run_program(tmp_path, source: str, name: str = "program.py", **watch_options) -> Outcome:
-    """Run `source` as a file under watch(); collect the error and the diagnoses."""
+    """Run `source` as a file under watch(); collect the error and the diagnoses. The program's
+    exception is caught inside the watched block: an error torch raises is explained where it is
+    raised, but one raised in the program's own code (a None `.grad` read: AD309) is explained
+    only when it leaves the block (watch().__exit__, the pytest plugin): use run_as_script for
+    those (tests/runtime/test_front_end_parity.py)."""
     import warnings as warnings_module
 
     source = textwrap.dedent(source)

@@ -27,7 +27,7 @@ from autograd_doctor.analysis.errors.context import enclosing_function, walk_own
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
 from autograd_doctor.recording.frames import in_installed_package
 from autograd_doctor.diagnosis.source import (
-    call_name, location_of, parse_file, replace_node_text, segment, statement_location,
+    call_name, location_of, parse_file, replace_node_text, replace_nodes_text, segment, statement_location,
 )
 
 
@@ -1694,9 +1694,7 @@ def _recompute_in_statement(scope: Scope, statement: ast.stmt | None, name: str,
         value = f"({value})"
     reads = [node for node in ast.walk(statement)
              if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)]
-    for node in sorted(reads, key=lambda n: n.col_offset, reverse=True):
-        start, end = node.col_offset - statement.col_offset, node.end_col_offset - statement.col_offset
-        text = text[:start] + value + text[end:]
+    text = replace_nodes_text(scope.filename, statement, [(node, value) for node in reads])
     return text if reads else None
 
 
@@ -1753,9 +1751,7 @@ def _with_detached(filename: str, statement: ast.stmt, name: str) -> str | None:
         return None
     reads = [node for node in ast.walk(statement)
              if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)]
-    for node in sorted(reads, key=lambda n: n.col_offset, reverse=True):
-        start, end = node.col_offset - statement.col_offset, node.end_col_offset - statement.col_offset
-        text = text[:start] + f"{name}.detach()" + text[end:]
+    text = replace_nodes_text(filename, statement, [(node, f"{name}.detach()") for node in reads])
     return text if reads else None
 
 

@@ -15,6 +15,7 @@ generator's `zero_grad()`) is a choice, not this mistake, and is not reported.
 from __future__ import annotations
 
 import ast
+import textwrap
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
@@ -218,7 +219,7 @@ def _span_without(filename: str, first: ast.stmt, last: ast.stmt, dropped: ast.s
         if not dropped.lineno <= number <= dropped.end_lineno:
             kept.append(text[base:])
         if moved_after is not None and number == moved_after.end_lineno:
-            kept.append(" " * (moved_after.col_offset - base) + segment(filename, dropped))
+            kept.append(textwrap.indent(segment(filename, dropped), " " * (moved_after.col_offset - base)))
     location = Location(display_path(filename), first.lineno, base, end_line=last.end_lineno,
                         source=lines[first.lineno].strip())
     return "\n".join(kept), location

@@ -26,7 +26,9 @@ import torch
 from autograd_doctor.analysis.step_surroundings import FirstSteps, modules_around
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import location_of, segment, statement_at, statement_location
+from autograd_doctor.diagnosis.source import (
+    location_of, relative_to_statement, segment, source_line, statement_at, statement_location,
+)
 from autograd_doctor.recording.gradient_states import grad_of
 
 STEPS_LOOKED_AT = 2
@@ -79,7 +81,10 @@ def _call_with_freeze_false(site) -> tuple[ast.stmt, str] | None:
     call = calls[0]
     lines = text.splitlines(keepends=True)
     row = call.end_lineno - statement.lineno
-    column = call.end_col_offset - 1 - (statement.col_offset if row == 0 else 0)
+    original = source_line(site.filename, call.end_lineno)  # the text's later lines are relative to the statement
+    removed = statement.col_offset if row == 0 else \
+        len(original) - len(relative_to_statement(original, statement.col_offset))
+    column = call.end_col_offset - 1 - removed
     line = lines[row]
     if line[column:column + 1] != ")":
         return None

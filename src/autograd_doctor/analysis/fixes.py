@@ -866,7 +866,9 @@ def _rebound_name(code_line: str) -> str | None:
 
 def apply_replacement(source: str, location: Location, replacement: str) -> str:
     """Replace the statement at `location` in `source` (used by tests and by users' tools).
-    A comment at the end of the statement's last line stays at the end of the replacement's
+    `replacement` is relative to the statement's first column (its later lines indented relative
+    to its first, as `segment` and `replace_nodes_text` give them): the statement's indentation is
+    added here, to every line, and nowhere before. A comment at the end of the statement's last line stays at the end of the replacement's
     (the user's note about the line is still about it), unless the replacement has its own."""
     lines = source.splitlines(keepends=True)
     first = location.line - 1

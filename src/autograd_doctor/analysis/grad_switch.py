@@ -91,9 +91,4 @@ def _function_holding(tree: ast.Module, statement: ast.stmt):
 
 def _statement_text(filename: str, statement: ast.stmt) -> str:
     """The statement's source, its first line at column 0 and later lines kept relative to it."""
-    text = segment(filename, statement) or ast.unparse(statement)
-    lines = text.split("\n")
-    if len(lines) > 1:
-        lines[1:] = [line[statement.col_offset:] if line[:statement.col_offset].isspace() else line.lstrip()
-                     for line in lines[1:]]
-    return "\n".join(lines)
+    return segment(filename, statement) or ast.unparse(statement)

@@ -41,6 +41,7 @@ import ast
 import builtins
 import gc
 import re
+import textwrap
 from dataclasses import replace
 from functools import lru_cache
 
@@ -401,7 +402,7 @@ def _copy_help(swap, site: Site | None) -> Suggestion | None:
     if swap.grad_enabled:
         if swap.torch_name is None:
             return None
-        copy = f"with {swap.torch_name}.no_grad():\n    {copy}"
+        copy = f"with {swap.torch_name}.no_grad():\n" + textwrap.indent(copy, "    ")
     return Suggestion("write the new value into the parameter the optimizer already holds, instead of replacing it",
                       copy, statement_location(site.filename, statement))
 

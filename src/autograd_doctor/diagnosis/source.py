@@ -178,6 +178,10 @@ def statement_location(filename: str, statement: ast.stmt, role: str = "", note:
 
 
 def segment(filename: str, node: ast.AST) -> str | None:
+    """`node`'s source text. Over several lines, in the convention of every help's replacement
+    text: its first line from the node's first column, the later lines relative to the first
+    column of the statement that holds the node (`apply_replacement` and the report add the
+    statement's indentation to every line); see `relative_to_statement`."""
     lines = [source_line(filename, n) for n in range(node.lineno, node.end_lineno + 1)]
     if not lines:
         return None
@@ -185,7 +189,42 @@ def segment(filename: str, node: ast.AST) -> str | None:
         return lines[0][node.col_offset:node.end_col_offset]
     lines[0] = lines[0][node.col_offset:]
     lines[-1] = lines[-1][:node.end_col_offset]
-    return "\n".join(lines)
+    column = node.col_offset if isinstance(node, ast.stmt) else statement_column(filename, node.lineno)
+    return "\n".join([lines[0], *(relative_to_statement(line, column) for line in lines[1:])])
+
+
+def relative_to_statement(line: str, column: int) -> str:
+    """A continuation line of a statement whose first column is `column`, made relative to it:
+    the line less `column` columns of indentation (less all of it when it has fewer, a closing
+    bracket written to the left of the statement). Replacement texts are relative so that the one
+    place that writes them into the file (`analysis.fixes.apply_replacement`, and the report when
+    it prints them) adds the statement's indentation once: text kept with the file's own
+    indentation got it twice."""
+    indentation = len(line) - len(line.lstrip())
+    return line[min(column, indentation):]
+
+
+def statement_column(filename: str, line: int) -> int:
+    """The first column of the innermost statement whose lines (decorators included) hold `line`;
+    the line's own indentation when the file cannot be parsed or no statement holds it."""
+    tree = parse_file(filename)
+    column = _statement_columns(tree).get(line) if tree is not None else None
+    if column is None:
+        text = source_line(filename, line)
+        column = len(text) - len(text.lstrip())
+    return column
+
+
+@lru_cache(maxsize=64)
+def _statement_columns(tree: ast.Module) -> dict:
+    """{line: first column of the innermost statement holding it}, for every line of a statement."""
+    columns = {}
+    for statement in statements_in(tree):  # outer statements before the ones they hold
+        decorators = getattr(statement, "decorator_list", None) or ()
+        first = min([statement.lineno] + [decorator.lineno for decorator in decorators])
+        for number in range(first, (statement.end_lineno or statement.lineno) + 1):
+            columns[number] = statement.col_offset
+    return columns
 
 
 def statement_children(node: ast.AST) -> list:
@@ -255,21 +294,32 @@ def replace_node_text(filename: str, statement: ast.stmt, node: ast.AST, new_tex
     return replace_nodes_text(filename, statement, [(node, new_text)])
 
 
-def replace_nodes_text(filename: str, statement: ast.stmt, replacements: list) -> str | None:
+def replace_nodes_text(filename: str, statement: ast.AST, replacements: list) -> str | None:
     """The statement's source with each (node, new text) of `replacements` applied (the nodes
-    do not overlap)."""
+    do not overlap), in the convention of replacement texts: its first line from the statement's
+    first column, the later lines relative to it (see `relative_to_statement`). A new text over
+    several lines is in that convention too (as `segment` gives it). `statement` may also be an
+    expression: its text as `segment` gives it, with the replacements."""
     lines = [source_line(filename, n) for n in range(statement.lineno, statement.end_lineno + 1)]
     lines[-1] = lines[-1][:statement.end_col_offset]  # drop a trailing comment
+    column = statement.col_offset if isinstance(statement, ast.stmt) else statement_column(filename, statement.lineno)
+    # Each line made relative first; how many columns each lost moves its nodes' positions.
+    removed = [statement.col_offset]
+    for row in range(1, len(lines)):
+        relative = relative_to_statement(lines[row], column)
+        removed.append(len(lines[row]) - len(relative))
+        lines[row] = relative
+    lines[0] = lines[0][statement.col_offset:]
     first = statement.lineno
     # The last node first, so that the positions of the earlier ones still hold.
     for node, new_text in sorted(replacements, key=lambda item: (item[0].lineno, item[0].col_offset), reverse=True):
         start_row, end_row = node.lineno - first, node.end_lineno - first
         if not (0 <= start_row < len(lines) and 0 <= end_row < len(lines)):
             return None
-        before = lines[start_row][:node.col_offset]
-        after = lines[end_row][node.end_col_offset:]
+        before = lines[start_row][:max(node.col_offset - removed[start_row], 0)]
+        after = lines[end_row][max(node.end_col_offset - removed[end_row], 0):]
         lines = lines[:start_row] + [before + new_text + after] + lines[end_row + 1:]
-    lines[0] = lines[0][statement.col_offset:]
+        removed = removed[:start_row + 1] + removed[end_row + 1:]
     return "\n".join(lines)
 
 

@@ -73,7 +73,7 @@ def render_diagnosis(diagnosis: Diagnosis) -> str:
             out.append(f"{pad} |")
             for index, code_line in enumerate(suggestion.replacement.split("\n")):
                 number = str(where.line + index) if where is not None and index == 0 else ""
-                indent = ""
+                indent = ""  # the replacement is relative to the statement's first column (apply_replacement)
                 if where is not None:
                     original = source_line(where.file, where.line)
                     indent = original[: len(original) - len(original.lstrip())]

@@ -44,6 +44,7 @@ step that overflowed is skipped as it would have been, the others are clipped as
 from __future__ import annotations
 
 import ast
+import textwrap
 import types
 
 import torch
@@ -798,7 +799,7 @@ def _update_after_stepping_loop(filename: str, scope: ast.AST | None, step: ast.
     if any(line.strip() and not line.startswith(indent) for line in lines):
         return None
     step_lines = step.end_lineno - step.lineno + 1
-    lines = lines[:step_lines] + [indent + segment(filename, update)] + lines[step_lines:]
+    lines = lines[:step_lines] + textwrap.indent(segment(filename, update), indent).split("\n") + lines[step_lines:]
     span = statement_location(filename, step)
     span.end_line, span.end_column = update.end_lineno, update.end_col_offset
     return update, loop, "\n".join(line[len(indent):] for line in lines), span

@@ -456,9 +456,6 @@ def _read_once_before(filename, function, statement, location, own):
     new_text = replace_nodes_text(filename, statement, [(r, name) for r in own])
     if new_text is None:
         return None
-    indent = " " * statement.col_offset  # continuation lines: relative to the statement, as the change writes it
-    lines = new_text.split("\n")
-    new_text = "\n".join(lines[:1] + [line[len(indent):] if line.startswith(indent) else line for line in lines[1:]])
     return statement_change(location, f"read {text_of(filename, own[0])} once, into {name}, before this statement, "
                             f"and use {name} in it: the same tensors, unpacked once",
                             f"{name} = {text_of(filename, own[0])}\n{new_text}")

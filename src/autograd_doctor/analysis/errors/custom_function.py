@@ -1351,10 +1351,6 @@ def function_without_backward(context: ErrorContext, already):
         class_text = text_of(filename, class_node)
         indent = " " * (class_node.body[0].col_offset - class_node.col_offset)
         if class_text is not None:
-            # Lines after the first keep the file's indentation; the replacement's are relative to the class.
-            base = " " * class_node.col_offset
-            class_text = "\n".join([class_text.split("\n")[0]] + [
-                line[len(base):] if line.startswith(base) else line for line in class_text.split("\n")[1:]])
             method = (f"\n\n{indent}@staticmethod\n{indent}def backward(ctx, *grad_outputs):\n"
                       f"{indent}{indent}return {', '.join(['None'] * len(inputs))}")
             class_location = statement_location(filename, class_node, role="class")

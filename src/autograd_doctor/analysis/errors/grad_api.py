@@ -17,8 +17,8 @@ from autograd_doctor.analysis.errors.context import (
 )
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import (
-    call_argument, call_name, location_of, method_receiver, parse_file, replace_node_text, source_line, statement_at,
-    statement_location,
+    call_argument, call_name, location_of, method_receiver, parse_file, replace_node_text, replace_nodes_text,
+    source_line, statement_at, statement_location,
 )
 from autograd_doctor.analysis.errors.numpy_round_trip import describe as describe_round_trip, input_left_torch
 from autograd_doctor.recording.copy_sites import deepcopy_site
@@ -278,21 +278,11 @@ def _slices_of_used_tensors(context: ErrorContext, frame, filename: str, call):
         bases.append(text_of(filename, element.value))
     if None in bases:
         return None
-    call_text = text_of(filename, call)
+    call_text = replace_nodes_text(filename, call, [(element, text_of(filename, element.value)) for element in written])
     if call_text is None:
         return None
-    start = (call.lineno, call.col_offset)
-    lines = call_text.split("\n")
-    for element in sorted(written, key=lambda e: (e.lineno, e.col_offset), reverse=True):
-        row = element.lineno - start[0]
-        begin = element.col_offset - (start[1] if row == 0 else 0)
-        end_row = element.end_lineno - start[0]
-        end = element.end_col_offset - (start[1] if end_row == 0 else 0)
-        if row != end_row:
-            return None
-        lines[row] = lines[row][:begin] + text_of(filename, element.value) + lines[row][end:]
     index = indexes.pop()
-    return f"tuple(gradient[{index}] for gradient in {chr(10).join(lines)})", bases
+    return f"tuple(gradient[{index}] for gradient in {call_text})", bases
 
 
 def _input_node(call, name: str | None):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import textwrap
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import (
@@ -1353,7 +1354,7 @@ def hook_without_grad(context: ErrorContext, already):
     if name and isinstance(statement, ast.Expr):
         body = text_of(filename, statement)
         guard = statement_change(location, "if this code also runs without gradients (evaluation), guard it",
-                                 f"if {name}.requires_grad:\n    {body}")
+                                 f"if {name}.requires_grad:\n" + textwrap.indent(body, "    "))
     block = _grad_off_block_running(context)
     if block is not None:
         return _hook_under_grad_off_block(block, location, name, method, guard)
