@@ -1,0 +1,175 @@
+"""Set AR (docs/lint.md, "A forty-sixth held-out check: set AR"): the false causes of
+the first run fixed here, each with a false shape (silent), a second false shape
+written before the change ran on it, a real shape of the same rule still found, and
+a torch check that the real shape really fails.  None of the shapes is a copy of the
+set's code:
+
+- ADL038 in gordicaleksa/pytorch-original-transformer
+  (https://github.com/gordicaleksa/pytorch-original-transformer, `training_script.py`):
+  one epoch function runs `loss.backward()` only under `if is_train:`, and the
+  validation call under `torch.no_grad()` passes `is_train=False`, so that call never
+  reaches the backward.  The flag test was not read against the call's constant.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from autograd_doctor.lint.engine import Selection, lint_source
+
+
+def _found(source, select=("ALL",)):
+    return [(f.code, f.line) for f in lint_source(source, filename="<string>", selection=Selection(select=select))
+            if f.code != "ADL000"]
+
+
+def _load(source, name):
+    namespace = {"__name__": name}
+    exec(compile(source, f"<{name}>", "exec"), namespace)
+    return namespace
+
+
+def _line(source, text):
+    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+# --- ADL038: a flag parameter the call under no_grad passes as a constant ----------------
+
+EPOCH_FACTORY = '''
+import torch
+from torch import nn
+
+
+def make_epoch_runner(model, optimizer, criterion):
+    def run_epoch(fitting, batches):
+        total = 0.0
+        for x, y in batches:
+            out = model(x)
+            loss = criterion(out, y)
+            if fitting:
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+            total += loss.item()
+        return total
+
+    return run_epoch
+
+
+def fit(model, train_batches, val_batches, epochs):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    run_epoch = make_epoch_runner(model, optimizer, nn.MSELoss())
+    for _ in range(epochs):
+        run_epoch(fitting=True, batches=train_batches)
+        with torch.no_grad():
+            val = run_epoch(fitting=FLAG, batches=val_batches)
+    return val
+'''
+
+POSITIONAL_AND_DEFAULT = '''
+import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def pass_over(self, batches, update, every=1):
+        total = 0.0
+        for i, (x, y) in enumerate(batches):
+            loss = nn.functional.mse_loss(self.model(x), y)
+            if update and i % every == 0:
+                self.optimizer.zero_grad()
+                loss.backward()
+                self.optimizer.step()
+            total += loss.item()
+        return total
+
+
+def score(model, batches, learn=False):
+    loss = nn.functional.mse_loss(model(batches[0][0]), batches[0][1])
+    if not learn:
+        return loss.item()
+    loss.backward()
+    return loss.item()
+
+
+def scores(model, batches):
+    if learn_flag():
+        pass
+    with torch.no_grad():
+        return score(model, batches)
+
+
+def learn_flag():
+    return False
+
+
+def evaluate(trainer, batches):
+    with torch.no_grad():
+        return trainer.pass_over(batches, UPDATE)
+'''
+
+
+def _batches():
+    torch.manual_seed(0)
+    return [(torch.randn(4, 3), torch.randn(4, 2)) for _ in range(2)]
+
+
+def test_adl038_call_passing_false_flag_is_silent():
+    assert [c for c in _found(EPOCH_FACTORY.replace("FLAG", "False")) if c[0] == "ADL038"] == []
+
+
+def test_adl038_positional_flag_and_method_are_silent():
+    # written before the change ran on it: a method called with a positional `False`
+    # (the first parameter, `self`, is the object), a flag in an `and` test
+    source = POSITIONAL_AND_DEFAULT.replace("UPDATE", "False")
+    assert [c for c in _found(source) if c[0] == "ADL038"] == []
+
+
+def test_adl038_true_flag_or_unknown_flag_still_found():
+    source = EPOCH_FACTORY.replace("FLAG", "True")
+    assert ("ADL038", _line(source, "fitting=True, batches=val")) in _found(source)
+    source = EPOCH_FACTORY.replace("FLAG", "not model.training")
+    assert ("ADL038", _line(source, "fitting=not model.training")) in _found(source)
+    source = POSITIONAL_AND_DEFAULT.replace("UPDATE", "True")
+    assert ("ADL038", _line(source, "trainer.pass_over(batches, True)")) in _found(source)
+
+
+def test_adl038_else_branch_of_a_flag_test():
+    source = '''
+import torch
+
+
+def step(model, x, frozen):
+    loss = model(x).sum()
+    if frozen:
+        return loss.item()
+    else:
+        loss.backward()
+    return loss.item()
+
+
+def check(model, x):
+    with torch.no_grad():
+        a = step(model, x, True)
+        b = step(model, x, False)
+    return a, b
+'''
+    assert [c for c in _found(source) if c[0] == "ADL038"] == [("ADL038", _line(source, "b = step("))]
+
+
+def test_adl038_torch_true_flag_raises_false_flag_runs():
+    model = torch.nn.Linear(3, 2)
+    batches = _batches()
+    real = _load(EPOCH_FACTORY.replace("FLAG", "True"), "ar_epoch_true")
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        real["fit"](model, batches, batches, 1)
+    fine = _load(EPOCH_FACTORY.replace("FLAG", "False"), "ar_epoch_false")
+    assert isinstance(fine["fit"](model, batches, batches, 1), float)
+    trainer_ns = _load(POSITIONAL_AND_DEFAULT.replace("UPDATE", "False"), "ar_trainer")
+    assert isinstance(trainer_ns["evaluate"](trainer_ns["Trainer"](model), batches), float)
+    assert isinstance(trainer_ns["scores"](model, batches), float)
