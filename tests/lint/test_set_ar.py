@@ -9,6 +9,11 @@ set's code:
   one epoch function runs `loss.backward()` only under `if is_train:`, and the
   validation call under `torch.no_grad()` passes `is_train=False`, so that call never
   reaches the backward.  The flag test was not read against the call's constant.
+- ADL011 in jasonppy/VoiceCraft (https://github.com/jasonppy/VoiceCraft,
+  `models/voicecraft.py`): inside `for b in range(batch_size):`, `samples[b, ...]` is
+  written and then `prev_tokens[b] = samples[b, 0, 0]` keeps a view of that row; later
+  iterations write other rows only, so no stored entry changes after its store.  Every
+  write to the tensor in the loop counted as reaching every stored view.
 """
 
 from __future__ import annotations
@@ -173,3 +178,91 @@ def test_adl038_torch_true_flag_raises_false_flag_runs():
     trainer_ns = _load(POSITIONAL_AND_DEFAULT.replace("UPDATE", "False"), "ar_trainer")
     assert isinstance(trainer_ns["evaluate"](trainer_ns["Trainer"](model), batches), float)
     assert isinstance(trainer_ns["scores"](model, batches), float)
+
+
+# --- ADL011: a counter's own row, written before it is stored -------------------------
+
+ROW_PICKS = '''
+import torch
+
+
+def pick_rows(scores, banned):
+    picks = torch.zeros(scores.shape[0], 1, dtype=torch.long)
+    last = [None] * scores.shape[0]
+    for b in range(scores.shape[0]):
+        picks[b, 0] = scores[b].argmax()
+        if picks[b, 0] == banned:
+            picks[b, 0] = 0
+        last[b] = picks[b, 0]
+    return picks, last
+
+
+def running_rows(values, steps):
+    history = []
+    for _ in range(steps):
+        buf = torch.zeros(values.shape[0])
+        for i, v in enumerate(values):
+            buf[i] = v * 2
+            history.append(buf[i])
+    return [float(h) for h in history]
+'''
+
+ROW_HAZARDS = '''
+import torch
+
+
+def shared_buffer(values, steps):
+    buf = torch.zeros(values.shape[0])
+    history = []
+    for step in range(steps):
+        for i in range(values.shape[0]):
+            buf[i] = values[i] * step
+            history.append(buf[i])
+    return [float(h) for h in history]
+
+
+def stored_then_written(values):
+    buf = torch.zeros(values.shape[0])
+    buf += values
+    kept = []
+    for i in range(values.shape[0]):
+        kept.append(buf[i])
+        buf[i] += 1
+    return [float(k) for k in kept]
+
+
+def whole_tensor_written(values):
+    buf = torch.zeros(values.shape[0])
+    buf += values
+    kept = []
+    for i in range(values.shape[0]):
+        buf.mul_(2)
+        kept.append(buf[i])
+    return [float(k) for k in kept]
+'''
+
+
+def test_adl011_counter_row_written_before_store_is_silent():
+    assert [c for c in _found(ROW_PICKS) if c[0] == "ADL011"] == []
+
+
+def test_adl011_other_rows_and_repeated_rows_still_found():
+    found = [c for c in _found(ROW_HAZARDS) if c[0] == "ADL011"]
+    assert found == [("ADL011", _line(ROW_HAZARDS, "history.append(buf[i])")),
+                     ("ADL011", _line(ROW_HAZARDS, "kept.append(buf[i])")),
+                     ("ADL011", _line(ROW_HAZARDS, "buf.mul_(2)") + 1)]
+
+
+def test_adl011_torch_rows_kept_vs_shared():
+    silent = _load(ROW_PICKS, "ar_rows")
+    scores = torch.tensor([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]])
+    picks, last = silent["pick_rows"](scores, 1)
+    assert [int(v) for v in last] == picks[:, 0].tolist() == [0, 0, 0]
+    values = torch.tensor([1.0, 2.0])
+    assert silent["running_rows"](values, 2) == [2.0, 4.0, 2.0, 4.0]
+    real = _load(ROW_HAZARDS, "ar_row_hazards")
+    # with a clone per entry the history would be [0, 0, 1, 2]: the first pass's
+    # entries show the second pass's writes
+    assert real["shared_buffer"](values, 2) == [1.0, 2.0, 1.0, 2.0]
+    assert real["stored_then_written"](values) == [2.0, 3.0]  # clones: [1, 2]
+    assert real["whole_tensor_written"](values) == [4.0, 8.0]  # clones: [2, 8]
