@@ -45,6 +45,8 @@ class Write:
     # written by a same-file helper's in-place write to its untyped parameter, recorded
     # at the call (summaries.py); ADL015 reports such writes inside the helper instead
     untyped_helper: bool = False
+    # written through this alias name (`q = x; q += v` writes x through `q`), "" when not
+    alias: str = ""
 
 
 @dataclass

@@ -604,6 +604,7 @@ class ExpressionEvents:
             scope.writes.append(Write(seq, base, node, f"{how} through `{name}`", not (scope.grad_off or scope.default_returned),
                                       (), "detach" if kind == "detach" else via, "", "", 0,
                                       through_data or kind == "data", leaf))
+            scope.writes[-1].alias = name
         row = leading_index_name(target, name) or leading_index_name(_indexed_target(node, target), name)
         for loop in scope.loops:
             loop.written.add(name)
