@@ -14,6 +14,13 @@ set's code:
   written and then `prev_tokens[b] = samples[b, 0, 0]` keeps a view of that row; later
   iterations write other rows only, so no stored entry changes after its store.  Every
   write to the tensor in the loop counted as reaching every stored view.
+- ADL001 in autogluon/autogluon (https://github.com/autogluon/autogluon,
+  `multimodal/src/autogluon/multimodal/models/custom_hf_models/modeling_sam_for_conv_lora.py`):
+  `queries = point_embeddings` before the layer loop, then `queries += target_embedding`
+  and `queries, keys, _ = layer(queries=queries, ...)` in it: the write reaches
+  `point_embeddings` only on the first iteration (the loop re-binds the alias after
+  the write), so what a layer saved of `point_embeddings` is never overwritten.  The
+  previous-iteration check looked at re-bindings of the aliased name only.
 """
 
 from __future__ import annotations
@@ -266,3 +273,85 @@ def test_adl011_torch_rows_kept_vs_shared():
     assert real["shared_buffer"](values, 2) == [1.0, 2.0, 1.0, 2.0]
     assert real["stored_then_written"](values) == [2.0, 3.0]  # clones: [1, 2]
     assert real["whole_tensor_written"](values) == [4.0, 8.0]  # clones: [2, 8]
+
+
+# --- ADL001: a write through an alias the loop re-binds after the write --------------------
+
+ALIAS_REBOUND = '''
+import torch
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.mix = nn.Linear(d, d)
+
+    def forward(self, tokens, memory, anchor):
+        return self.mix(tokens) + anchor, memory
+
+
+class Refiner(nn.Module):
+    def __init__(self, d, depth):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(d) for _ in range(depth)])
+        self.head = nn.Linear(d, d)
+
+    def forward(self, anchor, memory, bias=None):
+        tokens = anchor
+        for block in self.blocks:
+            if bias is not None:
+                tokens += bias
+            tokens, memory = block(tokens, memory, anchor)
+        return tokens
+
+    def smooth(self, anchor, steps):
+        state = anchor
+        for _ in range(steps):
+            state.mul_(0.5)
+            state = torch.tanh(self.head(state))
+        return state
+'''
+
+ALIAS_KEPT = '''
+import torch
+from torch import nn
+
+
+class Smoother(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.head = nn.Linear(d, d)
+
+    def forward(self, anchor, steps):
+        state = anchor
+        out = 0
+        for _ in range(steps):
+            state.mul_(0.5)
+            out = out + self.head(state)
+        return out
+'''
+
+
+def test_adl001_alias_rebound_after_write_is_silent():
+    assert [c for c in _found(ALIAS_REBOUND) if c[0] == "ADL001"] == []
+
+
+def test_adl001_alias_kept_or_rebound_before_write_still_found():
+    found = [c for c in _found(ALIAS_KEPT) if c[0] == "ADL001"]
+    lines = [i for i, line in enumerate(ALIAS_KEPT.splitlines(), 1) if "state.mul_(0.5)" in line]
+    assert found == [("ADL001", line) for line in lines]
+
+
+def test_adl001_torch_alias_rebound_runs_alias_kept_raises():
+    torch.manual_seed(0)
+    rebound = _load(ALIAS_REBOUND, "ar_alias_rebound")
+    model = rebound["Refiner"](4, 3)
+    anchor = torch.randn(2, 4) * model.head.weight.sum()  # a non-leaf with a graph
+    model(anchor, torch.randn(2, 4), bias=torch.ones(2, 4)).sum().backward()
+    model.smooth(torch.randn(2, 4) * model.head.weight.sum(), 3).sum().backward()
+    kept = _load(ALIAS_KEPT, "ar_alias_kept")
+    smoother = kept["Smoother"](4)
+    anchor = torch.randn(2, 4) * smoother.head.weight.sum()
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        smoother(anchor, 3).sum().backward()
