@@ -309,7 +309,7 @@ class Refiner(nn.Module):
         state = anchor
         for _ in range(steps):
             state.mul_(0.5)
-            state = torch.tanh(self.head(state))
+            state = self.head(state)
         return state
 '''
 
