@@ -22,7 +22,8 @@ writes `x` in place and never re-binds `x`.""",
     fix_safety="No automatic fix.",
     known_problems="""A loop over a counter (`for b in range(n)`, `enumerate`) that stores the
 counter's row (`kept[b] = x[b, 0]`) after every write of `x` in the loop, each
-to that same row, is not reported: later iterations write other rows.  Stores into attributes (`self.cache[...]`) are not tracked.  A container
+to that same row, is not reported: later iterations write other rows.  Stores
+into attributes (`self.cache[...]`) are not tracked.  A container
 whose entries the file replaces by clones of themselves (`memories[i] =
 memories[i].clone()`, to "break the reference") keeps views on purpose and is
 not reported.""",
