@@ -138,7 +138,7 @@ def _differentiates(fn):
         elif isinstance(n, ast.Call):
             name = last_name(n.func)
             if name in _GRAD_ON:
-                return None
+                return []
             if (name == "backward" and isinstance(n.func, ast.Attribute)):
                 sites.append((n, _root(n.func.value)))
             elif (name == "grad" and isinstance(n.func, ast.Attribute)
