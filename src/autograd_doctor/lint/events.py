@@ -45,6 +45,8 @@ class Write:
     # written by a same-file helper's in-place write to its untyped parameter, recorded
     # at the call (summaries.py); ADL015 reports such writes inside the helper instead
     untyped_helper: bool = False
+    # written through this alias name (`q = x; q += v` writes x through `q`), "" when not
+    alias: str = ""
 
 
 @dataclass
@@ -311,6 +313,11 @@ class Loop:
     # `for layer in self.layers:` over a container of layers this class built: a
     # network's layers are there to be run, so the body runs at least once
     runs: bool = False
-    stores: list = field(default_factory=list)   # (base name, node, stored the name itself)
+    # (base name, node, stored the name itself, order, the leading index's name: `i` of
+    # `x[i, 0]`, "" for another value)
+    stores: list = field(default_factory=list)
     written: set = field(default_factory=set)
+    # (name, order, the leading index's name as for `stores`) of each in-place write in
+    # the loop, nested loops' included
+    row_writes: list = field(default_factory=list)
     bound: set = field(default_factory=set)

@@ -604,8 +604,11 @@ class ExpressionEvents:
             scope.writes.append(Write(seq, base, node, f"{how} through `{name}`", not (scope.grad_off or scope.default_returned),
                                       (), "detach" if kind == "detach" else via, "", "", 0,
                                       through_data or kind == "data", leaf))
+            scope.writes[-1].alias = name
+        row = leading_index_name(target, name) or leading_index_name(_indexed_target(node, target), name)
         for loop in scope.loops:
             loop.written.add(name)
+            loop.row_writes.append((name, seq, row))
 
     def record_write_to_result(self, value, node, how, rewrite):
         """`self.drop(self.act(h))` with `self.drop = nn.Dropout(inplace=True)`: an
@@ -661,7 +664,8 @@ class ExpressionEvents:
         elif self.is_view_of(value, self.view_base(value) or ""):
             base = self.view_base(value)
         if base is not None and base in self.scope.tensors:
-            self.scope.loops[-1].stores.append((base, node, isinstance(value, ast.Name)))
+            self.scope.loops[-1].stores.append((base, node, isinstance(value, ast.Name), self.next_seq(),
+                                                leading_index_name(value, base)))
 
     def clone_replaced_containers(self) -> frozenset:
         """Containers whose entries the file replaces by clones of themselves
@@ -675,6 +679,24 @@ class ExpressionEvents:
                 match.group(1) for match in _CLONE_REPLACED.finditer(self.source)
                 if match.group(1) == match.group(2)) if "].clone()" in self.source else frozenset()
         return found
+
+
+def _indexed_target(statement, written):
+    """`x[i, 0]` of `x[i, 0] = v` / `x[i] += v` when `written` is its `x`, else None."""
+    targets = statement.targets if isinstance(statement, ast.Assign) else \
+        [statement.target] if isinstance(statement, ast.AugAssign) else []
+    return next((t for t in targets if isinstance(t, ast.Subscript) and t.value is written), None)
+
+
+def leading_index_name(expr, base: str) -> str:
+    """`i` of `x[i]` / `x[i, 0, :]` (an index of `x` itself, `base`, by a bare name first),
+    "" for any other expression: the row of `x` that the expression selects."""
+    if not (isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) and expr.value.id == base):
+        return ""
+    index = expr.slice
+    if isinstance(index, ast.Tuple) and index.elts:
+        index = index.elts[0]
+    return index.id if isinstance(index, ast.Name) else ""
 
 
 # `name[...] = name[...].clone()` on one line (the two names compared by the caller).

@@ -365,6 +365,8 @@ def _saved_by_previous_iteration(scope, w, made_here):
     if any(start < b < end for b in scope.binds.get(w.name, ())) \
             or any(start < b < end for b, _ in scope.backwards):
         return None
+    if w.alias and _alias_rebound_after(scope, w, start, end):
+        return None
     for seq, key, how, op_node in scope.saves.get(w.name, ()):
         if w.seq < seq < end and _has_graph(scope, seq, op_node, made_here) \
                 and seq not in scope.provisional_saves and op_node is not w.node \
@@ -372,6 +374,15 @@ def _saved_by_previous_iteration(scope, w, made_here):
                 and not scope.exclusive(w.seq, seq) and scope.reaches(seq, end):
             return seq, key, how, op_node
     return None
+
+
+def _alias_rebound_after(scope, w, start: int, end: int) -> bool:
+    """`q = x` before the loop, then `q += v; q = layer(q)` in it: the write reaches `x`
+    through the alias `q` only on the first iteration; the loop re-binds `q` after the
+    write (and never before it), so the next iteration's write goes to the new value,
+    not to what this iteration saved of `x`."""
+    binds = [b for b in scope.binds.get(w.alias, ()) if start < b < end]
+    return bool(binds) and all(b > w.seq for b in binds)
 
 
 def check_file(checker) -> None:

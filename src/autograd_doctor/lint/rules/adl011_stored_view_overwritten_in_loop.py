@@ -20,7 +20,10 @@ writes `x` in place and never re-binds `x`.""",
     history.append(h)
 # or history.append(h.clone())""",
     fix_safety="No automatic fix.",
-    known_problems="""Stores into attributes (`self.cache[...]`) are not tracked.  A container
+    known_problems="""A loop over a counter (`for b in range(n)`, `enumerate`) that stores the
+counter's row (`kept[b] = x[b, 0]`) after every write of `x` in the loop, each
+to that same row, is not reported: later iterations write other rows.  Stores
+into attributes (`self.cache[...]`) are not tracked.  A container
 whose entries the file replaces by clones of themselves (`memories[i] =
 memories[i].clone()`, to "break the reference") keeps views on purpose and is
 not reported.""",
@@ -30,9 +33,25 @@ not reported.""",
 def on_loop_end(checker, loop) -> None:
     """A tensor (or a view of it) stored in a container in the loop, while the
     loop also writes it in place and never re-binds it."""
-    for name, store, itself in loop.stores:
-        if name in loop.written and name not in loop.bound and name in checker.scope.tensors:
+    for name, store, itself, order, row in loop.stores:
+        if name in loop.written and name not in loop.bound and name in checker.scope.tensors \
+                and not _own_row_written_before(checker, loop, name, order, row):
             checker.scope.note("ADL011", (store, name, itself))
+
+
+def _own_row_written_before(checker, loop, name: str, order: int, row: str) -> bool:
+    """`for b in range(n): x[b, 0] = v; kept[b] = x[b, 0]`: the stored entry is the row
+    the loop's counter selects, and every write to `x` in the loop writes that row and
+    comes before the store.  Later iterations write other rows (the counter differs
+    each time), so no write reaches an entry after it was stored.  An enclosing loop
+    runs the counter over the same rows again, so each one must bind `x` afresh."""
+    counter = loop.counter[0] if loop.counter else ""
+    if not row or row != counter or counter in loop.bound:
+        return False
+    if any(name not in outer.bound for outer in checker.scope.loops):
+        return False
+    writes = [(seq, written_row) for written, seq, written_row in loop.row_writes if written == name]
+    return bool(writes) and all(written_row == row and seq < order for seq, written_row in writes)
 
 
 def check_scope(checker, scope) -> None:

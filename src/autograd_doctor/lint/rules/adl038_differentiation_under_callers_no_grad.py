@@ -30,7 +30,9 @@ with evidence for each link:
   `set_grad_enabled(...)`; `requires_grad_()` on an input is not enough) and it
   is not decorated with `torch.enable_grad()`; the differentiation is not
   under a test of the mode (`if self.training:`, `if torch.is_grad_enabled():`,
-  `if loss.requires_grad:`).
+  `if loss.requires_grad:`), nor under a test of a flag parameter that the
+  call passes as a constant failing it (`run_epoch(loader, train=False)` with
+  `if train: loss.backward()`; a constant default left out counts the same).
 Under `no_grad()` (and `inference_mode()`) every op's result has no graph, so
 the value computed in the function does not require grad, whatever its inputs
 are.""",
@@ -112,7 +114,7 @@ def _computed(value) -> bool:
 
 
 def _differentiates(fn):
-    """The line of a backward / autograd.grad on a value the function computes, or None."""
+    """The backward / autograd.grad calls on a value the function computes, in line order."""
     params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
     if fn.args.vararg:
         params.add(fn.args.vararg.arg)
@@ -136,7 +138,7 @@ def _differentiates(fn):
         elif isinstance(n, ast.Call):
             name = last_name(n.func)
             if name in _GRAD_ON:
-                return None
+                return []
             if (name == "backward" and isinstance(n.func, ast.Attribute)):
                 sites.append((n, _root(n.func.value)))
             elif (name == "grad" and isinstance(n.func, ast.Attribute)
@@ -144,6 +146,7 @@ def _differentiates(fn):
                 sites.append((n, _root(n.args[0])))
     guarded = [(n.lineno, n.end_lineno) for n in _walk_own(fn) if isinstance(n, (ast.If, ast.IfExp))
                and any(isinstance(x, (ast.Name, ast.Attribute)) and last_name(x) in _GUARDS for x in ast.walk(n.test))]
+    found = []
     for call, root in sorted(sites, key=lambda s: s[0].lineno):
         if not isinstance(root, ast.Name) or root.id in params:
             continue
@@ -151,8 +154,104 @@ def _differentiates(fn):
             continue
         values = binds.get(root.id, [])
         if len(values) == 1 and values[0] is not None and _computed(values[0]):
-            return call
-    return None
+            found.append(call)
+    return found
+
+
+def _flag_tests(test):
+    """(parameter-name, truth it must have) that a test's true branch requires:
+    `if train:`, `if not train:`, `if train and step % k == 0:`."""
+    if isinstance(test, ast.Name):
+        return [(test.id, True)]
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name):
+        return [(test.operand.id, False)]
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return [flag for value in test.values for flag in _flag_tests(value)]
+    return []
+
+
+def _required_flags(fn, site):
+    """(parameter, truth) pairs the function's own `if` tests require for `site` to run:
+    the site in an `if` body needs what the test requires; in its `else`, a single
+    flag test (`if train: ... else: site`) needs the flag's opposite.  Only parameters
+    the function never re-binds count."""
+    params = {a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+    rebound = {t.id for n in _walk_own(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+               for target in (n.targets if isinstance(n, ast.Assign) else [n.target])
+               for t in ast.walk(target) if isinstance(t, ast.Name)}
+    flags = []
+    for node in _walk_own(fn):
+        if not isinstance(node, ast.If):
+            continue
+        tests = _flag_tests(node.test)
+        if any(site in ast.walk(stmt) for stmt in node.body):
+            flags.extend(tests)
+        elif len(tests) == 1 and any(site in ast.walk(stmt) for stmt in node.orelse):
+            flags.append((tests[0][0], not tests[0][1]))
+    for block in _statement_lists(fn):
+        # `if not learn: return ...` before the site in the same block: the site needs `learn`
+        for index, stmt in enumerate(block):
+            if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
+                tests = _flag_tests(stmt.test)
+                if len(tests) == 1 and any(site in ast.walk(later) for later in block[index + 1:]):
+                    flags.append((tests[0][0], not tests[0][1]))
+    return [(name, truth) for name, truth in flags if name in params and name not in rebound]
+
+
+def _statement_lists(fn):
+    """Every statement list of the function (its body, the bodies of its compound
+    statements), not of nested functions or classes."""
+    lists = [fn.body]
+    for node in _walk_own(fn):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                lists.append(block)
+        for handler in getattr(node, "handlers", ()):
+            lists.append(handler.body)
+    return lists
+
+
+def _constant_argument(call, fn, name):
+    """The constant a call passes for parameter `name` (written or its default), as
+    `(True, value)`; `(False, None)` when the call's value is not a constant or unknown."""
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return False, None  # `**kwargs`: anything may be passed
+        if keyword.arg == name:
+            return (True, keyword.value.value) if isinstance(keyword.value, ast.Constant) else (False, None)
+    if any(isinstance(a, ast.Starred) for a in call.args):
+        return False, None
+    positional = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+    if isinstance(call.func, ast.Attribute) and positional and positional[0] in ("self", "cls"):
+        positional = positional[1:]  # `obj.f(...)`: the first parameter is the object
+    if name in positional:
+        index = positional.index(name)
+        if index < len(call.args):
+            value = call.args[index]
+            return (True, value.value) if isinstance(value, ast.Constant) else (False, None)
+        defaults = fn.args.defaults
+        offset = len(fn.args.posonlyargs + fn.args.args) - len(defaults)
+        full_index = [a.arg for a in fn.args.posonlyargs + fn.args.args].index(name)
+        if full_index >= offset and isinstance(defaults[full_index - offset], ast.Constant):
+            return True, defaults[full_index - offset].value
+        return False, None
+    kwonly = [a.arg for a in fn.args.kwonlyargs]
+    if name in kwonly:
+        default = fn.args.kw_defaults[kwonly.index(name)]
+        if isinstance(default, ast.Constant):
+            return True, default.value
+    return False, None
+
+
+def _reached_by(call, fn, site) -> bool:
+    """False when the call passes a constant (or leaves a constant default) that fails a
+    flag test the site runs under: `loop(train=False)` never reaches `if train: loss.backward()`."""
+    for name, truth in _required_flags(fn, site):
+        known, value = _constant_argument(call, fn, name)
+        if known and bool(value) != truth:
+            return False
+    return True
 
 
 def _definitions(function_nodes) -> dict:
@@ -212,7 +311,7 @@ def check_file(checker) -> None:
             continue
         if name not in sites:
             sites[name] = _differentiates(fn)
-        site = sites[name]
+        site = next((s for s in sites[name] if _reached_by(call, fn, s)), None)
         if site is None:
             continue
         mode = next(last_name(i.context_expr.func) for i in block.items if _is_grad_off(i.context_expr))
