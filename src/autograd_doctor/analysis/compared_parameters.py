@@ -25,6 +25,7 @@ import weakref
 
 import torch
 
+from autograd_doctor.analysis.second_step_checks import CheckedAtSecondStep
 from autograd_doctor.analysis.source_scope import user_class_file
 from autograd_doctor.analysis.step_surroundings import modules_around
 from autograd_doctor.diagnosis import codes
@@ -36,25 +37,13 @@ MAX_MODULES = 4096
 COMPARISON_CALLS = {"gt", "lt", "ge", "le", "eq", "ne", "greater", "less", "greater_equal", "less_equal"}
 
 
-class ComparedParameters:
+class ComparedParameters(CheckedAtSecondStep):
     """The check at the first two steps of each optimizer."""
 
-    def __init__(self) -> None:
-        self._pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._done: weakref.WeakSet = weakref.WeakSet()
+    def candidates(self, optimizer, step_stack) -> list[tuple]:
+        return _candidates(optimizer, step_stack)
 
-    def at_step(self, optimizer, step_stack) -> Diagnosis | None:
-        if optimizer in self._done:
-            return None
-        pending = self._pending.pop(optimizer, None)
-        if pending is None:
-            candidates = _candidates(optimizer, step_stack)
-            if candidates:
-                self._pending[optimizer] = candidates
-            else:
-                self._done.add(optimizer)
-            return None
-        self._done.add(optimizer)
+    def judge(self, optimizer, step_stack, pending: list) -> Diagnosis | None:
         if not _some_gradient(optimizer):
             return None
         for module_ref, name, parameter_ref, reads in pending:

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import torch
 
 from autograd_doctor.analysis.errors.context import enclosing_function
+from autograd_doctor.analysis.second_step_checks import CheckedAtSecondStep
 from autograd_doctor.analysis.source_scope import frame_locals, live_frame, user_class_file
 from autograd_doctor.analysis.stale_optimizer import (
     Budget, count_of, held_by_another_optimizer, optimizer_construction, shapes_of,
@@ -83,27 +84,18 @@ LEFT_OUT_GROUP = "parameter group"
 WRAPPER = "wrapper module"
 
 
-class UntrainedParameters:
-    """Per run: how far each optimizer has got (first step seen, or done) and the candidates
-    noted at its first step."""
+class UntrainedParameters(CheckedAtSecondStep):
+    """Per run: how far each optimizer has got (first step seen, or done), the candidates noted
+    at its first step, and the budget of source scans."""
 
     def __init__(self) -> None:
-        self._pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._done: weakref.WeakSet = weakref.WeakSet()
+        super().__init__()
         self._scans = Budget()
 
-    def at_step(self, optimizer, step_stack) -> Diagnosis | None:
-        if optimizer in self._done:
-            return None
-        pending = self._pending.pop(optimizer, None)
-        if pending is None:
-            candidates = _candidates(optimizer, step_stack, self._scans)
-            if candidates:
-                self._pending[optimizer] = candidates
-            else:
-                self._done.add(optimizer)
-            return None
-        self._done.add(optimizer)
+    def candidates(self, optimizer, step_stack) -> list:
+        return _candidates(optimizer, step_stack, self._scans)
+
+    def judge(self, optimizer, step_stack, pending: list) -> Diagnosis | None:
         for candidate in pending:
             parameters = [ref() for ref in candidate.parameters]
             if any(p is None or p.grad is None for p in parameters):

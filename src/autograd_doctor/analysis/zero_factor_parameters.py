@@ -24,6 +24,7 @@ import weakref
 
 import torch
 
+from autograd_doctor.analysis.second_step_checks import CheckedAtSecondStep
 from autograd_doctor.analysis.source_scope import user_class_file
 from autograd_doctor.analysis.step_surroundings import modules_around
 from autograd_doctor.diagnosis import codes
@@ -43,25 +44,13 @@ def _stuck(parameter: torch.Tensor) -> bool:
         return not bool(parameter.detach().any()) and not bool(gradient.any())
 
 
-class ZeroFactorParameters:
+class ZeroFactorParameters(CheckedAtSecondStep):
     """The check at the first two steps of each optimizer."""
 
-    def __init__(self) -> None:
-        self._pending: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._done: weakref.WeakSet = weakref.WeakSet()
+    def candidates(self, optimizer, step_stack) -> list[tuple]:
+        return _candidates(optimizer, step_stack)
 
-    def at_step(self, optimizer, step_stack) -> Diagnosis | None:
-        if optimizer in self._done:
-            return None
-        pending = self._pending.pop(optimizer, None)
-        if pending is None:
-            candidates = _candidates(optimizer, step_stack)
-            if candidates:
-                self._pending[optimizer] = candidates
-            else:
-                self._done.add(optimizer)
-            return None
-        self._done.add(optimizer)
+    def judge(self, optimizer, step_stack, pending: list) -> Diagnosis | None:
         for module_ref, names, parameter_refs in pending:
             module, parameters = module_ref(), [ref() for ref in parameter_refs]
             if module is None or any(p is None or not _stuck(p) for p in parameters):
