@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from autograd_doctor.lint.checker import Checker
 from autograd_doctor.lint.findings import Finding, split_lines
+from autograd_doctor.lint.never_run import never_run_lines
 from autograd_doctor.lint.option_defaults import off_by_default_lines
 from autograd_doctor.lint.rules import OPT_IN_CODES
 
@@ -132,11 +133,12 @@ def _lint_parsed(source: str, filename: str, selection: Selection) -> list[Findi
 
 def _without_off_branches(findings: list[Finding], tree: ast.Module, filename: str) -> list[Finding]:
     """Drop findings in a branch an option off by default keeps from running
-    (``option_defaults``: the link "the line runs" lacks evidence)."""
+    (``option_defaults``) and after a statement that ends its block (``never_run``): the link
+    "the line runs" lacks evidence."""
     lines = {f.line for f in findings if f.code != "ADL000"}
     if not lines:
         return findings
-    off = off_by_default_lines(tree, filename, lines)
+    off = off_by_default_lines(tree, filename, lines) | never_run_lines(tree, lines)
     return [f for f in findings if f.code == "ADL000" or f.line not in off]
 
 
