@@ -26,11 +26,11 @@ import weakref
 import torch
 
 from autograd_doctor.analysis.second_step_checks import CheckedAtSecondStep
-from autograd_doctor.analysis.source_scope import user_class_file
+from autograd_doctor.analysis.source_scope import user_class_definitions
 from autograd_doctor.analysis.step_surroundings import modules_around
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import location_of, parse_file, statement_location
+from autograd_doctor.diagnosis.source import location_of, statement_location
 from autograd_doctor.recording.gradient_states import grad_of
 
 MAX_MODULES = 4096
@@ -80,16 +80,9 @@ def _candidates(optimizer, step_stack) -> list[tuple]:
 
 def _class_methods(module: torch.nn.Module) -> tuple[str | None, list[ast.FunctionDef]]:
     """The file of the module's class and its methods other than __init__."""
-    filename = user_class_file(module)
-    tree = parse_file(filename) if filename is not None else None
-    if tree is None:
-        return None, []
-    methods = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name == type(module).__name__:
-            methods += [item for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-                        and item.name != "__init__"]
-    return filename, methods
+    filename, classes = user_class_definitions(module)
+    return filename, [item for node in classes for item in node.body
+                      if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name != "__init__"]
 
 
 def _is_self_attribute(node: ast.AST, name: str) -> bool:

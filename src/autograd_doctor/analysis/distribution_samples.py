@@ -20,7 +20,7 @@ import ast
 
 import torch
 
-from autograd_doctor.analysis.source_scope import user_class_file
+from autograd_doctor.analysis.source_scope import user_class_definitions
 from autograd_doctor.diagnosis.source import parse_file
 
 # Submodules read per module called (a network of many layers: only the user's own classes count).
@@ -40,14 +40,8 @@ def _reparameterisable(name: str) -> bool:
 
 
 def _class_definition(module: torch.nn.Module) -> tuple[str, ast.ClassDef] | None:
-    filename = user_class_file(module)
-    tree = parse_file(filename) if filename else None
-    if tree is None:
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name == type(module).__name__:
-            return filename, node
-    return None
+    filename, classes = user_class_definitions(module)
+    return (filename, classes[0]) if classes else None
 
 
 def _sample_calls(function: ast.FunctionDef) -> list[tuple[ast.stmt, ast.Call]]:

@@ -239,6 +239,17 @@ def user_class_file(value) -> str | None:
     return defined_in if defined_in is not None and not is_internal_file(defined_in) else None
 
 
+def user_class_definitions(value) -> tuple[str | None, list[ast.ClassDef]]:
+    """The file of the user's code that defines `value`'s class, and the `class` statements of
+    that name in it (usually one); (None, []) for a library's class or a file that cannot be read."""
+    filename = user_class_file(value)
+    tree = parse_file(filename) if filename is not None else None
+    if tree is None:
+        return None, []
+    name = type(value).__name__
+    return filename, [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and node.name == name]
+
+
 def user_files_around(call) -> list[str]:
     """The files of the user's frames around a backward() call, then those of the user's module
     classes bound there (a forward in another file): where the source of a graph's ops is read."""

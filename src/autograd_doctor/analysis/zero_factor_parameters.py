@@ -25,11 +25,11 @@ import weakref
 import torch
 
 from autograd_doctor.analysis.second_step_checks import CheckedAtSecondStep
-from autograd_doctor.analysis.source_scope import user_class_file
+from autograd_doctor.analysis.source_scope import user_class_definitions
 from autograd_doctor.analysis.step_surroundings import modules_around
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import location_of, parse_file, statement_location
+from autograd_doctor.diagnosis.source import location_of, statement_location
 from autograd_doctor.recording.gradient_states import grad_of
 
 MAX_MODULES = 4096
@@ -79,11 +79,7 @@ def _candidates(optimizer, step_stack) -> list[tuple]:
 
 def _creations(module: torch.nn.Module, names: list[str]) -> list[tuple[str, ast.stmt]]:
     """(file, statement) where the module's class assigns `self.<name>`, for each name found."""
-    filename = user_class_file(module)
-    tree = parse_file(filename) if filename is not None else None
-    if tree is None:
-        return []
-    classes = [node for node in ast.walk(tree) if isinstance(node, ast.ClassDef) and node.name == type(module).__name__]
+    filename, classes = user_class_definitions(module)
     found = []
     for name in names:
         for node in (n for c in classes for n in ast.walk(c)):
