@@ -888,7 +888,6 @@ def _remainder_test(test) -> bool:
         any(isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mod) for side in (test.left, *test.comparators))
 
 
-
 def _element_of_the_loop(checker, node) -> bool:
     """`optimizers[i].step()` inside `for i in range(n):` (the innermost loop binds the
     index): each iteration steps another element, so no optimizer steps twice in the
@@ -901,6 +900,7 @@ def _element_of_the_loop(checker, node) -> bool:
         return False
     bound = {n.id for n in ast.walk(loops[0].target) if isinstance(n, ast.Name)}
     return element[1] in bound
+
 
 def _project_instance_method_clears(checker, scope, node) -> bool:
     """The innermost loop around the step calls `obj.m()`, where every binding of the
