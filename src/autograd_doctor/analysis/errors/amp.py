@@ -649,6 +649,21 @@ def stepped_twice(context: ErrorContext, already):
         helps = [Suggestion(f"call {receiver}.update() after this {receiver}.step() too: every step is followed by "
                             "its update", f"{step_text}\n{receiver}.update()", statement_location(filename, other))]
         return diagnosis(codes.STEP_BEFORE_UPDATE, other_location, related=[location], notes=notes, help=helps)
+    skipping = _continue_skipping_update(filename, scope, statement, receiver) if updates else None
+    if skipping is not None:
+        # step() and update() in one loop body, and a `continue` between them: the passes that take
+        # it step without an update, and the next pass's step() is refused. The update belongs
+        # before that continue too.
+        skip, update = skipping
+        primary = statement_location(filename, skip, role="skip", note=f"continue skips {receiver}.update() at line "
+                                     f"{update.lineno}: the next pass steps again without an update")
+        notes.append(f"{receiver}.step({optimizer_text}) at line {statement.lineno} runs before this continue, "
+                     f"{receiver}.update() at line {update.lineno} only on the passes that do not take it")
+        helps = [Suggestion(f"call {receiver}.update() before this continue too: every step is followed by its "
+                            "update, on the passes that continue as on the others",
+                            f"{receiver}.update()\ncontinue",
+                            statement_location(filename, skip))]
+        return diagnosis(codes.STEP_BEFORE_UPDATE, primary, related=[location], notes=notes, help=helps)
     if updates:
         related = [statement_location(filename, update, role="update", note=f"{receiver}.update() did not run "
                                       "between the two steps") for update in updates]
@@ -707,6 +722,38 @@ def stepped_twice(context: ErrorContext, already):
                             statement_location(filename, statement))]
         notes.append(f"{receiver}.update() is called nowhere in this function")
     return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _continues_of_loop(node: ast.AST) -> list[ast.Continue]:
+    """The `continue` statements under `node` that continue the loop around it (not a nested loop's;
+    not inside a nested function)."""
+    found = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.Continue):
+            found.append(child)
+        elif not isinstance(child, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef,
+                                    ast.Lambda, ast.ClassDef)):
+            found.extend(_continues_of_loop(child))
+    return found
+
+
+def _continue_skipping_update(filename: str, scope: ast.AST | None, step: ast.stmt, receiver: str):
+    """(the continue, the update() statement) when `step` and a later `receiver.update()` are statements
+    of one loop body and exactly one `continue` of that loop lies between them, in a statement that
+    calls nothing of the scaler: the passes that take it skip the update. None otherwise."""
+    block = block_holding(scope, step) if scope is not None else None
+    if block is None or not any(isinstance(node, (ast.For, ast.While)) and node.body is block
+                                for node in ast.walk(scope)):
+        return None
+    position = block.index(step)
+    update = next((s for s in block[position + 1:] if _is_update_of(filename, s, receiver)), None)
+    if update is None:
+        return None
+    between = block[position + 1:block.index(update)]
+    if any(_calls(s, method, receiver, filename) for s in between for method in ("step", "unscale_", "update")):
+        return None
+    continues = [found for s in between for found in _continues_of_loop(s)]
+    return (continues[0], update) if len(continues) == 1 else None
 
 
 def _other_step_without_update(filename: str, scope: ast.AST | None, step: ast.stmt, receiver: str):
