@@ -949,6 +949,19 @@ def float16_gradients(context: ErrorContext, already):
                                replace_node_text(made_file, made_statement, dtype_node, "torch.float32"),
                                statement_location(made_file, made_statement))
             return diagnosis(codes.FLOAT16_GRADIENTS, primary, related=[location], notes=notes, help=[help_])
+        pretrained = _float16_pretrained_table(frame, modules, half)
+        if pretrained is not None:
+            made_file, made_statement, table_node, name = pretrained
+            table = segment(made_file, table_node)
+            primary = statement_location(made_file, made_statement, role="made",
+                                         note=f"{name} takes {table}, a float16 tensor, as its weight here "
+                                         f"(from_pretrained keeps its dtype), and {optimizer_text} trains it")
+            help_ = Suggestion(f"give {name}, which is trained, a float32 copy of {table}: its gradients are then "
+                               "float32, as GradScaler needs; for float16 compute, run the forward under "
+                               "torch.autocast(device_type, dtype=torch.float16)",
+                               replace_node_text(made_file, made_statement, table_node, f"{table}.float()"),
+                               statement_location(made_file, made_statement))
+            return diagnosis(codes.FLOAT16_GRADIENTS, primary, related=[location], notes=notes, help=[help_])
         names = ", ".join(modules) if modules else f"the model {optimizer_text} trains"
         return diagnosis(codes.FLOAT16_GRADIENTS, location, notes=notes, help=[Suggestion(
             f"keep the parameters of {names} in float32 (no .half() or .to(torch.float16) on the trained model); "
@@ -1144,6 +1157,32 @@ def _float16_factory(frame, modules: list[str], half: set):
                     if keyword.arg == "dtype" and (value_of(frame, keyword.value) in _HALF or ast.unparse(
                             keyword.value).split(".")[-1] in ("float16", "half")):
                         return made_file, statement, keyword.value, f"{module_name}.{path}"
+    return None
+
+
+def _float16_pretrained_table(frame, modules: list[str], half: set):
+    """(file, statement, table argument, name) of `self.embed = nn.Embedding.from_pretrained(vectors, ...)`:
+    a submodule of one of `modules` holding float16 parameters, made by torch's from_pretrained, which
+    takes the given tensor itself (its dtype included) as the weight."""
+    from autograd_doctor.analysis.errors.context import module_attribute_assignment
+
+    pretrained = (torch.nn.Embedding.from_pretrained.__func__, torch.nn.EmbeddingBag.from_pretrained.__func__)
+    scope = {**frame.f_globals, **frame.f_locals}
+    for module_name in modules:
+        root = scope.get(module_name)
+        for path, module in root.named_modules() if isinstance(root, torch.nn.Module) else ():
+            if not path or not any(id(p) in half for p in module.parameters(recurse=False)):
+                continue
+            if getattr(type(module).from_pretrained, "__func__", None) not in pretrained:
+                continue
+            parent_path, _, attribute = path.rpartition(".")
+            parent = root.get_submodule(parent_path) if parent_path else root
+            made_file, statement = module_attribute_assignment(parent, attribute)
+            value = statement.value if statement is not None else None
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and value.func.attr == "from_pretrained" and value.args \
+                    and not isinstance(value.args[0], ast.Starred):
+                return made_file, statement, value.args[0], f"{module_name}.{path}"
     return None
 
 
