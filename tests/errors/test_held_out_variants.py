@@ -337,8 +337,8 @@ NOT_YET = {
     "attention_sensitivity_direction_drawn_batch_first_for_seq_first_mha": (False, "right"),
     # AD239 converts the tangent at the jvp call (right); the variant marks the ones_like that makes it.
     "brightness_sensitivity_tangent_made_like_uint8_image": (False, "right"),
-    # AD237: the Function needs a jvp staticmethod (and what it reads saved): advice.
-    "forward_mode_jacobian_strategy_through_lib_soft_clip_without_jvp": (True, "advice"),
+    # AD237: since set 28 the jacobian call drops strategy="forward-mode" (reverse mode, the same values
+    # from backward): right, and the marked line is the Function's.
     # AD235: the grad-mode switch inside forward is not named; advice at the jacobian call.
     "input_jacobian_strict_of_eval_model_with_grad_enabled_by_training_flag": (False, "advice"),
     # AD104: a split piece written in place in a loop over zip(groups, gates): no rebinding offered.
@@ -364,6 +364,16 @@ NOT_YET = {
     # AD131: the top-k values are assigned bare; the dense gradient the helper built from them two lines
     # earlier (kept, scattered) is the one to assign, which the diagnosis does not look for: advice.
     "topk_gradient_compression_assigns_values_without_scatter": (True, "advice"),
+    # Set 28 (causes in docs/errors.md, set 28). AD123: the gradient given to backward() is reduced over
+    # the batch with .mean(0); dividing by the batch size instead is a reading of the program's meaning
+    # the diagnosis does not make: advice at the backward() call.
+    "manual_softmax_ce_gradient_averaged_over_batch": (False, "advice"),
+    # AD303 points at the deepcopy (the catalogue's convention); its help changes the hook's line that
+    # stores the output, the marked one (found through the module's forward hooks).
+    "mean_teacher_deepcopy_after_lib_hook_stores_output": (False, "right"),
+    # AD143: the learned scale lives on a config object; making it a parameter of the module changes
+    # __init__ and forward (two places): advice.
+    "traced_model_reads_learned_scale_from_config_object": (True, "advice"),
 }
 
 # Variants not yet diagnosed with the catalogue's code (set 17's first run): pinned, so that a change

@@ -127,6 +127,10 @@ def _assignment_site(obj: Any, path: str, root_name: str, stack: tuple[Site, ...
             pass
     if stack:
         files.append(stack[0].filename)
+    if isinstance(owner, torch.nn.Module):
+        # A forward hook stores on the module it is given (`module.last_output = output`): its
+        # file may be neither the class's nor the one that copies.
+        files.extend(_hook_files(owner))
     tail = "." + ".".join(path[len(root_name):].lstrip(".").split(".")[-2:])
     best = None
     for filename in filter(None, files):
@@ -144,6 +148,19 @@ def _assignment_site(obj: Any, path: str, root_name: str, stack: tuple[Site, ...
                     if best is None or score > best[0]:
                         best = (score, filename, node)
     return (best[1], best[2]) if best is not None else None
+
+
+def _hook_files(module: torch.nn.Module) -> list[str]:
+    """The files of the functions registered as forward (pre-)hooks on `module` (the function a
+    functools.partial wraps, for a partial)."""
+    files = []
+    for hooks in (module._forward_hooks, module._forward_pre_hooks):
+        for hook in hooks.values():
+            function = getattr(hook, "func", hook)
+            code = getattr(function, "__code__", None)
+            if code is not None and code.co_filename not in files:
+                files.append(code.co_filename)
+    return files
 
 
 def _owner_of(obj: Any, path: str, root_name: str) -> Any:

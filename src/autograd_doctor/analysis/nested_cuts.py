@@ -152,6 +152,30 @@ def _derivative_without_graph(value: ast.AST, carriers: set):
     return None
 
 
+def autograd_grad_without_graph(node: ast.AST) -> bool:
+    """`torch.autograd.grad(...)` (or `autograd.grad(...)`) without create_graph=True: the gradients it
+    returns carry no grad history. create_graph given by position or as a name: not known, so False."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute) or node.func.attr != "grad":
+        return False
+    owner = node.func.value
+    if not (isinstance(owner, ast.Name) and owner.id == "autograd"
+            or isinstance(owner, ast.Attribute) and owner.attr == "autograd"):
+        return False
+    if len(node.args) > 4 or any(k.arg is None for k in node.keywords):
+        return False
+    keyword = next((k for k in node.keywords if k.arg == "create_graph"), None)
+    return keyword is None or isinstance(keyword.value, ast.Constant) and keyword.value.value is False
+
+
+def _gradients_without_graph(value: ast.AST, carriers: set):
+    """`torch.autograd.grad(out, inputs)` (or `[...]` of it) without create_graph=True, reading a carrier:
+    the call, else None. The gradients it returns carry no graph."""
+    node = value.value if isinstance(value, ast.Subscript) else value
+    if autograd_grad_without_graph(node) and _reads(node, carriers):
+        return node
+    return None
+
+
 def _is_converter(code) -> bool:
     """A function of the user's files whose every return gives one of its parameters out of torch
     as a whole (`return a.cpu().detach().numpy()`)."""
@@ -288,15 +312,20 @@ def _function_of(code, owner, namespace: dict, call: ast.Call):
 def _cut_in_function(filename: str, definition: ast.AST, namespace: dict, touched: set, depth: int,
                      chain: list) -> NestedCut | None:
     carriers = set(touched)
+    # Gradients taken without a graph on purpose (a target to match, detached) sit beside the ones
+    # that lost it: with two such calls in the function, which one cut the path is not known.
+    grad_calls = [node for node in ast.walk(definition) if autograd_grad_without_graph(node)]
     for statement in _statements(definition):
         value = statement.value
         if not _reads(value, carriers):
             continue
         derivative = _derivative_without_graph(value, carriers)
+        kind = "functional_no_graph"
+        if derivative is None and len(grad_calls) == 1:
+            derivative, kind = _gradients_without_graph(value, carriers), "grad_no_graph"
         if derivative is not None and (isinstance(statement, ast.Return) or isinstance(statement, ast.Assign) and
                                        flows_to_return(definition, statement, _binds(statement), _binds_or_written)):
-            return NestedCut(filename, statement, derivative, "functional_no_graph", segment(filename, derivative) or "",
-                             chain)
+            return NestedCut(filename, statement, derivative, kind, segment(filename, derivative) or "", chain)
         if isinstance(statement, ast.Assign):
             whole = _whole_cut(value, carriers)
             if whole is not None and flows_to_return(definition, statement, _binds(statement), _binds_or_written):

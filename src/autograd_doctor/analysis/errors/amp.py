@@ -649,6 +649,21 @@ def stepped_twice(context: ErrorContext, already):
         helps = [Suggestion(f"call {receiver}.update() after this {receiver}.step() too: every step is followed by "
                             "its update", f"{step_text}\n{receiver}.update()", statement_location(filename, other))]
         return diagnosis(codes.STEP_BEFORE_UPDATE, other_location, related=[location], notes=notes, help=helps)
+    skipping = _continue_skipping_update(filename, scope, statement, receiver) if updates else None
+    if skipping is not None:
+        # step() and update() in one loop body, and a `continue` between them: the passes that take
+        # it step without an update, and the next pass's step() is refused. The update belongs
+        # before that continue too.
+        skip, update = skipping
+        primary = statement_location(filename, skip, role="skip", note=f"continue skips {receiver}.update() at line "
+                                     f"{update.lineno}: the next pass steps again without an update")
+        notes.append(f"{receiver}.step({optimizer_text}) at line {statement.lineno} runs before this continue, "
+                     f"{receiver}.update() at line {update.lineno} only on the passes that do not take it")
+        helps = [Suggestion(f"call {receiver}.update() before this continue too: every step is followed by its "
+                            "update, on the passes that continue as on the others",
+                            f"{receiver}.update()\ncontinue",
+                            statement_location(filename, skip))]
+        return diagnosis(codes.STEP_BEFORE_UPDATE, primary, related=[location], notes=notes, help=helps)
     if updates:
         related = [statement_location(filename, update, role="update", note=f"{receiver}.update() did not run "
                                       "between the two steps") for update in updates]
@@ -707,6 +722,38 @@ def stepped_twice(context: ErrorContext, already):
                             statement_location(filename, statement))]
         notes.append(f"{receiver}.update() is called nowhere in this function")
     return diagnosis(codes.STEP_BEFORE_UPDATE, location, related=related, notes=notes, help=helps)
+
+
+def _continues_of_loop(node: ast.AST) -> list[ast.Continue]:
+    """The `continue` statements under `node` that continue the loop around it (not a nested loop's;
+    not inside a nested function)."""
+    found = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.Continue):
+            found.append(child)
+        elif not isinstance(child, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef,
+                                    ast.Lambda, ast.ClassDef)):
+            found.extend(_continues_of_loop(child))
+    return found
+
+
+def _continue_skipping_update(filename: str, scope: ast.AST | None, step: ast.stmt, receiver: str):
+    """(the continue, the update() statement) when `step` and a later `receiver.update()` are statements
+    of one loop body and exactly one `continue` of that loop lies between them, in a statement that
+    calls nothing of the scaler: the passes that take it skip the update. None otherwise."""
+    block = block_holding(scope, step) if scope is not None else None
+    if block is None or not any(isinstance(node, (ast.For, ast.While)) and node.body is block
+                                for node in ast.walk(scope)):
+        return None
+    position = block.index(step)
+    update = next((s for s in block[position + 1:] if _is_update_of(filename, s, receiver)), None)
+    if update is None:
+        return None
+    between = block[position + 1:block.index(update)]
+    if any(_calls(s, method, receiver, filename) for s in between for method in ("step", "unscale_", "update")):
+        return None
+    continues = [found for s in between for found in _continues_of_loop(s)]
+    return (continues[0], update) if len(continues) == 1 else None
 
 
 def _other_step_without_update(filename: str, scope: ast.AST | None, step: ast.stmt, receiver: str):
@@ -900,6 +947,19 @@ def float16_gradients(context: ErrorContext, already):
                                "GradScaler needs; for float16 compute, run the forward under "
                                "torch.autocast(device_type, dtype=torch.float16)",
                                replace_node_text(made_file, made_statement, dtype_node, "torch.float32"),
+                               statement_location(made_file, made_statement))
+            return diagnosis(codes.FLOAT16_GRADIENTS, primary, related=[location], notes=notes, help=[help_])
+        pretrained = _float16_pretrained_table(frame, modules, half)
+        if pretrained is not None:
+            made_file, made_statement, table_node, name = pretrained
+            table = segment(made_file, table_node)
+            primary = statement_location(made_file, made_statement, role="made",
+                                         note=f"{name} takes {table}, a float16 tensor, as its weight here "
+                                         f"(from_pretrained keeps its dtype), and {optimizer_text} trains it")
+            help_ = Suggestion(f"give {name}, which is trained, a float32 copy of {table}: its gradients are then "
+                               "float32, as GradScaler needs; for float16 compute, run the forward under "
+                               "torch.autocast(device_type, dtype=torch.float16)",
+                               replace_node_text(made_file, made_statement, table_node, f"{table}.float()"),
                                statement_location(made_file, made_statement))
             return diagnosis(codes.FLOAT16_GRADIENTS, primary, related=[location], notes=notes, help=[help_])
         names = ", ".join(modules) if modules else f"the model {optimizer_text} trains"
@@ -1097,6 +1157,32 @@ def _float16_factory(frame, modules: list[str], half: set):
                     if keyword.arg == "dtype" and (value_of(frame, keyword.value) in _HALF or ast.unparse(
                             keyword.value).split(".")[-1] in ("float16", "half")):
                         return made_file, statement, keyword.value, f"{module_name}.{path}"
+    return None
+
+
+def _float16_pretrained_table(frame, modules: list[str], half: set):
+    """(file, statement, table argument, name) of `self.embed = nn.Embedding.from_pretrained(vectors, ...)`:
+    a submodule of one of `modules` holding float16 parameters, made by torch's from_pretrained, which
+    takes the given tensor itself (its dtype included) as the weight."""
+    from autograd_doctor.analysis.errors.context import module_attribute_assignment
+
+    pretrained = (torch.nn.Embedding.from_pretrained.__func__, torch.nn.EmbeddingBag.from_pretrained.__func__)
+    scope = {**frame.f_globals, **frame.f_locals}
+    for module_name in modules:
+        root = scope.get(module_name)
+        for path, module in root.named_modules() if isinstance(root, torch.nn.Module) else ():
+            if not path or not any(id(p) in half for p in module.parameters(recurse=False)):
+                continue
+            if getattr(type(module).from_pretrained, "__func__", None) not in pretrained:
+                continue
+            parent_path, _, attribute = path.rpartition(".")
+            parent = root.get_submodule(parent_path) if parent_path else root
+            made_file, statement = module_attribute_assignment(parent, attribute)
+            value = statement.value if statement is not None else None
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and value.func.attr == "from_pretrained" and value.args \
+                    and not isinstance(value.args[0], ast.Starred):
+                return made_file, statement, value.args[0], f"{module_name}.{path}"
     return None
 
 

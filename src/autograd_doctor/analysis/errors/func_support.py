@@ -273,7 +273,8 @@ def function_without_jvp(context: ErrorContext, already):
         return diagnosis(codes.FUNCTION_WITHOUT_JVP, location, notes=notes, help=helps)
     filename, class_node = found
     location = _line_location(filename, class_node.lineno, f"{name} has no jvp staticmethod")
-    reverse = _transform_call_in_reverse_mode(context, cls, filename, class_node)
+    reverse = _transform_call_in_reverse_mode(context, cls, filename, class_node) or \
+        _functional_call_in_reverse_mode(context, cls, filename, class_node)
     if reverse is not None:
         helps.insert(0, reverse)
     return diagnosis(codes.FUNCTION_WITHOUT_JVP, location, notes=notes, help=helps)
@@ -352,6 +353,79 @@ def _transform_call_in_reverse_mode(context: ErrorContext, cls, filename: str, c
     return Suggestion(
         f"compute {what} in reverse mode, which calls {cls.__name__}'s backward: `{rewritten}` gives the same values "
         f"as {word} with a jvp written from that backward, and needs none",
+        replacement=replacement, location=statement_location(caller_file, statement))
+
+
+# torch.autograd.functional's spelling of the same choice: forward mode asked for by a keyword of
+# jacobian / hessian, whose default (reverse mode) computes the same values from backward.
+_FORWARD_MODE_KEYWORDS = {"jacobian": "strategy", "hessian": "outer_jacobian_strategy"}
+
+
+def _backward_differentiable_again(filename: str, class_node: ast.ClassDef) -> bool:
+    """Whether the Function's backward can itself be differentiated: written with PyTorch operations
+    only and not @once_differentiable (a Hessian in reverse mode differentiates backward)."""
+    backward = _method(class_node, "backward")
+    return backward is not None and not _LEAVES_TORCH.search(text_of(filename, backward) or "") and not any(
+        "once_differentiable" in (text_of(filename, d) or "") for d in backward.decorator_list)
+
+
+def _functional_call_in_reverse_mode(context: ErrorContext, cls, filename: str, class_node: ast.ClassDef):
+    """`torch.autograd.functional.jacobian(..., strategy="forward-mode")` or `hessian(...,
+    outer_jacobian_strategy="forward-mode")` in the user's statement that called torch.autograd.functional:
+    the same call without that keyword computes the same values in reverse mode, from the Function's own
+    backward. Only where the Function can run there (setup_context and backward; a vmap rule when the call
+    vectorizes) and, for the Hessian, its backward can be differentiated again. None otherwise."""
+    import os
+
+    from autograd_doctor.recording.frames import in_installed_package, is_internal_file
+
+    if "setup_context" not in cls.__dict__ or "backward" not in cls.__dict__:
+        return None
+    functional_file = os.path.join("torch", "autograd", "functional.py")
+    caller = None
+    for (frame, line), (inner, _) in zip(context.frames, context.frames[1:]):
+        if inner.f_code.co_filename.endswith(functional_file):
+            caller = (frame, line)
+            break
+    if caller is None:
+        return None
+    frame, line = caller
+    caller_file = frame.f_code.co_filename
+    if is_internal_file(caller_file) or in_installed_package(caller_file):
+        return None
+    statement, _ = statement_of(caller_file, line)
+    if statement is None:
+        return None
+    chosen = []
+    for call in ast.walk(statement):
+        word = (text_of(caller_file, call.func) or "").split(".")[-1] if isinstance(call, ast.Call) else ""
+        keyword = _FORWARD_MODE_KEYWORDS.get(word)
+        if keyword and any(k.arg == keyword and isinstance(k.value, ast.Constant) and k.value.value == "forward-mode"
+                           for k in call.keywords):
+            chosen.append((call, word, keyword))
+    if len(chosen) != 1:
+        return None
+    call, word, keyword = chosen[0]
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    vectorized = any(k.arg == "vectorize" and not (isinstance(k.value, ast.Constant) and k.value.value is False)
+                     for k in call.keywords)
+    if vectorized and not (getattr(cls, "generate_vmap_rule", False) or "vmap" in cls.__dict__):
+        return None
+    if word == "hessian" and not _backward_differentiable_again(filename, class_node):
+        return None
+    kept = [text_of(caller_file, node) for node in [*call.args, *(k for k in call.keywords if k.arg != keyword)]]
+    if None in kept:
+        return None
+    rewritten = f"{text_of(caller_file, call.func)}({', '.join(kept)})"
+    replacement = replace_node_text(caller_file, statement, call, rewritten)
+    if replacement is None:
+        return None
+    what = "the Jacobian" if word == "jacobian" else "the Hessian"
+    return Suggestion(
+        f"compute {what} in reverse mode, {word}'s default, which calls {cls.__name__}'s backward: without "
+        f"{keyword}=\"forward-mode\" the call gives the same values as forward mode with a jvp written from that "
+        "backward, and needs none",
         replacement=replacement, location=statement_location(caller_file, statement))
 
 

@@ -272,6 +272,15 @@ def aux_not_a_pair(context: ErrorContext, already):
             helps.append(statement_change(
                 location, f"return the output and the {len(rest)} auxiliary values as one tuple: the caller then "
                 f"receives (gradient, ({', '.join(rest)}))", f"return {first}, ({', '.join(rest)})"))
+    elif isinstance(value, ast.Tuple) and len(value.elts) == 1 and isinstance(inner := value.elts[0], ast.Tuple) \
+            and len(inner.elts) == 2 and not any(isinstance(e, ast.Starred) for e in inner.elts) and \
+            None not in (pair := [text_of(filename, e) for e in inner.elts]):
+        # `return (loss, accuracy),`: a trailing comma wraps the pair in a tuple of one element; the
+        # element is exactly the (output, aux) the transform wants.
+        location.note = "returns a tuple of one element, the pair (output, aux): a trailing comma wraps it"
+        helps.append(statement_change(
+            location, f"return the pair itself, without the trailing comma: {pair[0]} is the output differentiated, "
+            f"{pair[1]} the auxiliary value handed back as it is", f"return {pair[0]}, {pair[1]}"))
     elif isinstance(value, ast.List) and len(value.elts) == 2 and \
             not any(isinstance(e, ast.Starred) for e in value.elts) and \
             None not in (pair := [text_of(filename, e) for e in value.elts]):
