@@ -150,3 +150,32 @@ def test_advice_only_help_prints_no_patch(shell, capsys):
     assert "error[AD301]" in output and "--- a/" not in output and "as a patch" not in output
     shell.run_line_magic("autograd_doctor", "patch")
     assert capsys.readouterr().out == "autograd-doctor: the last report's helps are advice, not code to patch\n"
+
+
+STATE_KEPT_ON_THE_MODULE = """\
+class Memory(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+        self.h = None
+
+    def forward(self, x):
+        previous = torch.zeros(3) if self.h is None else self.h
+        self.h = torch.tanh(self.lin(x) + previous)
+        return self.h
+
+
+model = Memory()
+for step in range(2):
+    model(torch.ones(3)).sum().backward()
+"""
+
+
+def test_a_class_made_in_a_cell_is_read_for_its_help(shell, capsys):
+    """A class defined in a cell has `__main__` as its module, which is not the cell: its statement
+    is found through its methods' code, so the help names the line in the class, as for a script."""
+    _, output = run(shell, capsys, STATE_KEPT_ON_THE_MODULE)
+    assert "error[AD302]" in output
+    assert re.search(r"--> Cell In\[\d+\], line 9\n", output)
+    assert "self.h keeps this call's graph for the next batch" in output
+    assert "+        self.h = self.h.detach()\n" in output

@@ -336,21 +336,9 @@ def _stored_init_argument(module: torch.nn.Module, attribute: str):
 
 def _class_definition(module: torch.nn.Module) -> tuple[str, ast.ClassDef] | None:
     """The module's class as written, with its file."""
-    import inspect
+    from autograd_doctor.diagnosis.source import class_definition
 
-    from autograd_doctor.diagnosis.source import parse_file
-
-    try:
-        filename = inspect.getsourcefile(type(module))
-    except (TypeError, OSError):
-        return None
-    tree = parse_file(filename) if filename else None
-    if tree is None:
-        return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name == type(module).__name__:
-            return filename, node
-    return None
+    return class_definition(type(module))
 
 
 def _is_self_attribute(node: ast.AST, attribute: str) -> bool:

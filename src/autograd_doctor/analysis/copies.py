@@ -25,7 +25,9 @@ from autograd_doctor.analysis.source_scope import flows_to_return
 from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.recording.frames import Site, capture_user_stack, is_internal_file, is_user_frame
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
-from autograd_doctor.diagnosis.source import location_of, parse_file, parse_quietly, source_line, statement_at, statement_location
+from autograd_doctor.diagnosis.source import (
+    class_definition, location_of, parse_file, parse_quietly, source_line, statement_at, statement_location,
+)
 
 DEEPCOPY_MESSAGE = "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol"
 MAX_OBJECTS = 10_000
@@ -120,11 +122,9 @@ def _assignment_site(obj: Any, path: str, root_name: str, stack: tuple[Site, ...
         return None
     files = []
     owner = _owner_of(obj, path, root_name)
-    if owner is not None:
-        try:
-            files.append(inspect.getsourcefile(type(owner)))
-        except (TypeError, OSError):
-            pass
+    definition = class_definition(type(owner)) if owner is not None else None
+    if definition is not None:
+        files.append(definition[0])
     if stack:
         files.append(stack[0].filename)
     if isinstance(owner, torch.nn.Module):
@@ -508,10 +508,8 @@ def _detach_constructor_argument(obj: Any, suffix: str) -> Suggestion | None:
     if not field or not field.isidentifier() or not dataclasses.is_dataclass(obj) or isinstance(obj, type):
         return None
     names = [f.name for f in dataclasses.fields(obj) if f.init]
-    try:
-        filename = inspect.getsourcefile(type(obj))
-    except TypeError:
-        return None
+    definition = class_definition(type(obj))
+    filename = definition[0] if definition is not None else None
     tree = parse_file(filename) if filename else None
     if tree is None or field not in names:
         return None

@@ -23,7 +23,7 @@ from autograd_doctor.recording import switches
 from autograd_doctor.recording.identity import IdentitySet
 from autograd_doctor.diagnosis.model import Location, Suggestion
 from autograd_doctor.diagnosis.source import (
-    parse_file, source_line, statement_location, walk_covering,
+    class_definition, parse_file, source_line, statement_location, walk_covering,
 )
 
 # Calls followed from the loss's statements into the functions they call.
@@ -726,9 +726,6 @@ def _is_reentrant_checkpoint(call: ast.Call) -> bool:
 
 def find_reentrant_checkpoint(statement: ast.stmt, frame_locals: dict | None) -> ReentrantCheckpoint | None:
     """A reentrant checkpoint call in the code of a trainable module that the cut statement uses."""
-    import inspect
-
-    from autograd_doctor.recording.frames import is_internal_file
 
     if frame_locals is None:
         return None
@@ -743,30 +740,22 @@ def find_reentrant_checkpoint(statement: ast.stmt, frame_locals: dict | None) ->
         except Exception:
             continue
         for cls in classes:
-            try:
-                filename = inspect.getsourcefile(cls)
-                first = inspect.getsourcelines(cls)[1]
-            except (OSError, TypeError):
+            definition = class_definition(cls)
+            if definition is None or is_internal_file(definition[0]):
                 continue
-            if filename is None or is_internal_file(filename):
-                continue
-            found = _checkpoint_in_class(filename, first)
+            found = _checkpoint_in_class(definition[1])
             if found is not None:
-                return ReentrantCheckpoint(filename, found[0], found[1], name)
+                return ReentrantCheckpoint(definition[0], found[0], found[1], name)
     return None
 
 
-def _checkpoint_in_class(filename: str, line: int) -> tuple[ast.stmt, ast.Call] | None:
-    tree = parse_file(filename)
-    for node in ast.walk(tree) if tree is not None else ():
-        if isinstance(node, ast.ClassDef) and node.lineno <= line <= (node.end_lineno or 0) + 1 \
-                and (node.lineno == line or any(d.lineno == line for d in node.decorator_list)):
-            for statement in ast.walk(node):
-                if isinstance(statement, ast.stmt) and not isinstance(
-                        statement, (ast.FunctionDef, ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)):
-                    for call in ast.walk(statement):
-                        if isinstance(call, ast.Call) and _is_reentrant_checkpoint(call):
-                            return statement, call
+def _checkpoint_in_class(definition: ast.ClassDef) -> tuple[ast.stmt, ast.Call] | None:
+    for statement in ast.walk(definition):
+        if isinstance(statement, ast.stmt) and not isinstance(
+                statement, (ast.FunctionDef, ast.ClassDef, ast.For, ast.While, ast.If, ast.With, ast.Try)):
+            for call in ast.walk(statement):
+                if isinstance(call, ast.Call) and _is_reentrant_checkpoint(call):
+                    return statement, call
     return None
 
 

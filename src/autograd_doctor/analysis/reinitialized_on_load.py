@@ -15,13 +15,12 @@ flag registered as a buffer, and set with `fill_`), so it is advice.
 from __future__ import annotations
 
 import ast
-import inspect
 
 import torch
 
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import location_of, parse_file, statement_location
+from autograd_doctor.diagnosis.source import class_definition, location_of, statement_location
 from autograd_doctor.recording.frames import in_installed_package
 
 WRITES = ("copy_", "fill_", "zero_", "normal_", "uniform_", "mul_", "add_")
@@ -73,18 +72,10 @@ def _diagnosis(class_name: str, filename: str, flag: str, assignment: ast.stmt, 
 def _data_dependent_initialisation(kind: type):
     """(file, flag, the flag's `= False` in __init__, the `if not self.<flag>:` in forward, a
     parameter the block writes) for a class written in the user's files, or None."""
-    try:
-        filename = inspect.getsourcefile(kind)
-    except (TypeError, OSError):
+    found = class_definition(kind)
+    if found is None or in_installed_package(found[0]):
         return None
-    if not filename or in_installed_package(filename):
-        return None
-    tree = parse_file(filename)
-    if tree is None:
-        return None
-    definition = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == kind.__name__), None)
-    if definition is None:
-        return None
+    filename, definition = found
     methods = {n.name: n for n in definition.body if isinstance(n, ast.FunctionDef)}
     forward, init = methods.get("forward"), methods.get("__init__")
     if forward is None or init is None:

@@ -16,7 +16,6 @@ thread (DataParallel's replicas) is never taken for an old one.
 from __future__ import annotations
 
 import ast
-import inspect
 
 import torch
 
@@ -27,7 +26,7 @@ from autograd_doctor.analysis.source_scope import (
 )
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import location_of, parse_file, segment, source_line, statement_location
+from autograd_doctor.diagnosis.source import class_definition, location_of, segment, source_line, statement_location
 
 MAX_ATTRIBUTES = 2000
 
@@ -109,14 +108,11 @@ def _assignment(holder: tuple, site, frame) -> tuple[str, ast.stmt, ast.AST | No
     for cls in type(module).__mro__:
         if cls.__module__.startswith("torch."):
             break
-        try:
-            filename = inspect.getsourcefile(cls)
-        except (TypeError, OSError):
+        found = class_definition(cls)
+        if found is None:
             continue
-        tree = parse_file(filename) if filename else None
-        definition = next((node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
-                           and node.name == cls.__name__), None) if tree is not None else None
-        for method in definition.body if definition is not None else ():
+        filename, definition = found
+        for method in definition.body:
             for node in ast.walk(method):
                 if isinstance(node, ast.Assign) and any(
                         isinstance(target, ast.Attribute) and target.attr == attribute

@@ -281,6 +281,56 @@ def function_definition(code) -> ast.FunctionDef | None:
                  if node.name == code.co_name and start <= code.co_firstlineno <= node.body[0].lineno), None)
 
 
+def class_definition(cls: type) -> tuple[str, ast.ClassDef] | None:
+    """(file, statement) of the `class` statement that made `cls`, or None.
+
+    Found through the code objects of the class's own functions, which carry the file they were
+    compiled from. `inspect.getsourcefile(cls)` looks the class up through
+    `sys.modules[cls.__module__]` instead, and a class made in a notebook cell, or in a script
+    that another program runs, has `__main__` as its module while `sys.modules["__main__"]` is the
+    kernel's or the runner's: it answered the wrong file (or raised), and every help that reads
+    the class (a state to reset, an attribute's assignment) was lost there. A class without a
+    function of its own written in a file (a dataclass of fields, whose `__init__` is generated)
+    falls back to `inspect.getsourcefile`."""
+    import inspect
+
+    name = getattr(cls, "__name__", None)
+    if not isinstance(name, str):
+        return None
+    candidates = []  # (file, a line inside the class statement)
+    for value in list(vars(cls).values()):
+        # Only functions and the descriptors that wrap them are read: a class attribute of any
+        # other type is the user's object, and reading an attribute of it could run its code.
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__func__
+        elif isinstance(value, property):
+            value = value.fget
+        while inspect.isfunction(value) and inspect.isfunction(vars(value).get("__wrapped__")):
+            value = vars(value)["__wrapped__"]  # a decorated method: the user's own def, not the decorator's
+        if inspect.isfunction(value) and value.__qualname__.startswith(f"{cls.__qualname__}."):
+            candidates.append((value.__code__.co_filename, value.__code__.co_firstlineno))
+    for filename, line in candidates:
+        found = _class_statement(filename, name, line)
+        if found is not None:
+            return filename, found
+    try:
+        filename = inspect.getsourcefile(cls)
+    except (TypeError, OSError):
+        return None
+    found = _class_statement(filename, name, None) if filename else None
+    return (filename, found) if found is not None else None
+
+
+def _class_statement(filename: str, name: str, line: int | None) -> ast.ClassDef | None:
+    """The `class <name>` statement of the file (the one covering `line` when given)."""
+    tree = parse_file(filename)
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.ClassDef) and node.name == name and (
+                line is None or node.lineno <= line <= node.end_lineno):
+            return node
+    return None
+
+
 def call_name(call: ast.Call) -> str | None:
     if isinstance(call.func, ast.Attribute):
         return call.func.attr

@@ -55,7 +55,8 @@ from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_func
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Location, Suggestion
 from autograd_doctor.diagnosis.source import (
-    call_argument, location_of, parse_file, replace_node_text, segment, source_line, statement_at, statement_location,
+    call_argument, class_definition, location_of, parse_file, replace_node_text, segment, source_line, statement_at,
+    statement_location,
 )
 from autograd_doctor.recording import leaf_sites
 
@@ -1238,16 +1239,13 @@ def _class_statements(cls):
     from autograd_doctor.recording.frames import in_installed_package
 
     for klass in cls.__mro__:
-        codes_of_class = [value.__code__ for value in vars(klass).values() if hasattr(value, "__code__")]
-        filename = codes_of_class[0].co_filename if codes_of_class else None
-        if filename is None or in_installed_package(filename):
+        found = class_definition(klass)
+        if found is None or in_installed_package(found[0]):
             continue
-        tree = parse_file(filename)
-        for node in ast.walk(tree) if tree is not None else ():
-            if isinstance(node, ast.ClassDef) and node.name == klass.__name__:
-                for statement in ast.walk(node):
-                    if isinstance(statement, ast.stmt):
-                        yield filename, statement
+        filename, definition = found
+        for statement in ast.walk(definition):
+            if isinstance(statement, ast.stmt):
+                yield filename, statement
 
 
 def _float16_cast_in_called_helper(tree: ast.AST, filename: str, frame, modules: list[str]):

@@ -15,7 +15,7 @@ from autograd_doctor.recording.frames import is_host_file, is_internal_file
 from autograd_doctor.recording.own_frames import is_our_code
 from autograd_doctor.analysis.live_values import expression_value, frame_lookup
 from autograd_doctor.diagnosis.model import Location
-from autograd_doctor.diagnosis.source import parse_file, source_line, statement_at, statement_location, walk_covering
+from autograd_doctor.diagnosis.source import class_definition, parse_file, source_line, statement_at, statement_location, walk_covering
 
 
 @dataclass
@@ -258,21 +258,16 @@ def module_attribute_assignment(module, attribute: str):
     defined in user code), or (None, None). An assignment of a constant (`self.activations =
     None` in __init__) only clears the attribute: the value read later was made elsewhere."""
     for cls in type(module).__mro__:
-        # The file of one of the class's own functions (inspect.getsourcefile would look the
-        # class up through sys.modules, where a script run by a tool is not its own __main__).
-        codes_of_class = [value.__code__ for value in vars(cls).values() if hasattr(value, "__code__")]
-        filename = codes_of_class[0].co_filename if codes_of_class else None
-        tree = parse_file(filename) if filename else None
-        if tree is None:
+        found = class_definition(cls)
+        if found is None:
             continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef) and node.name == cls.__name__:
-                for statement in ast.walk(node):
-                    if isinstance(statement, ast.Assign) and not isinstance(statement.value, ast.Constant) and any(
-                            isinstance(target, ast.Attribute) and target.attr == attribute
-                            and isinstance(target.value, ast.Name) and target.value.id == "self"
-                            for target in statement.targets):
-                        return filename, statement
+        filename, definition = found
+        for statement in ast.walk(definition):
+            if isinstance(statement, ast.Assign) and not isinstance(statement.value, ast.Constant) and any(
+                    isinstance(target, ast.Attribute) and target.attr == attribute
+                    and isinstance(target.value, ast.Name) and target.value.id == "self"
+                    for target in statement.targets):
+                return filename, statement
     return None, None
 
 
