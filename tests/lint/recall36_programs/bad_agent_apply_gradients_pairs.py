@@ -43,15 +43,3 @@ def run():
         agent.learn(batch)
     return agent
 
-
-def reference():
-    torch.manual_seed(0)
-    agent = ValueAgent(4)
-    for states, returns in episodes():
-        for w in agent.weights:
-            w.grad = None
-        ((agent.net(states).squeeze(1) - returns) ** 2).mean().backward()
-        with torch.no_grad():
-            for w in agent.weights:
-                w -= 0.05 * w.grad
-    return agent

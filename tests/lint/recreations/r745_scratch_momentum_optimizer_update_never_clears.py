@@ -55,7 +55,7 @@ def train(network, data, epochs=2):
         for x, t in data:
             loss = F.cross_entropy(network(x), t)
             loss.backward()
-            optimizer.update()  # missed: ADL018
+            optimizer.update()  # expect: ADL018
     return accuracy(network, data)
 
 
