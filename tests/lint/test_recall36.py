@@ -8,6 +8,11 @@
   passed in by the call).  An update method run once per batch is reported also for a
   class whose bases are classes of the same file, and in a file that clears gradients
   elsewhere when nothing the loop, the class or its bases run clears them.
+* ADL017 (r701, fresh shape r746): a module's `__init__` that stores the output of one
+  of its own layers (called there, or through a method of the class that calls one and
+  returns what it computed), read by `forward`, with a loop that backpropagates a loss
+  from a call of the module on every iteration (in a function that builds the module
+  or is handed it by every call).
 
 Each fresh shape (tests/lint/recall36_programs/bad_*, r745) was written and run under
 torch before the changed linter ran on it; the correct near twins (ok_*) run and stay
@@ -119,3 +124,39 @@ def test_the_update_method_is_silent_when_a_base_class_of_another_file_may_clear
     imported = source.replace("class Model(nn.Module):", "from project.engine import Model\n\n\nclass _Model(nn.Module):")
     assert imported != source
     assert _found(imported) == []
+
+
+@pytest.mark.parametrize("prefix, assignment", [
+    ("r746", "self.class_embeddings = self.text_proj(class_descriptions)"),
+    ("r701", "self.label_representation = self.build_label_representation(tag2id)")])
+def test_a_layer_output_stored_in_init_and_read_by_forward(prefix, assignment):
+    source, module = _recreation(prefix)
+    found = _found(source)
+    assert [(line, code) for line, code, _ in found] == [(_line_of(source, assignment), "ADL017")]
+    assert "computed once, in `__init__`" in found[0][2] and "loss.backward()" in found[0][2]
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        module.run()
+
+
+def test_a_layer_output_stored_with_detach_is_silent_and_runs():
+    source, _ = _recreation("r746")
+    detached = source.replace("self.text_proj(class_descriptions)  #", "self.text_proj(class_descriptions).detach()  #")
+    assert detached != source
+    assert _found(detached) == []
+    _module(detached, "r746_detached").run()
+
+
+def test_a_module_only_evaluated_in_the_loop_is_silent():
+    source, _ = _recreation("r746")
+    evaluated = source.replace("            loss.backward()\n", "")
+    assert evaluated != source
+    assert [code for _, code, _ in _found(evaluated)] == []
+
+
+@pytest.mark.parametrize("name", ["ok_zero_shot_head_class_embeddings_in_forward",
+                                  "ok_label_prototypes_encoded_once_under_no_grad"])
+def test_layer_outputs_computed_in_forward_or_without_grad_are_silent_and_run(name):
+    source = _source(name)
+    assert _found(source) == []
+    model = _module(source, name).run()
+    assert all(torch.isfinite(p).all() for p in model.parameters())

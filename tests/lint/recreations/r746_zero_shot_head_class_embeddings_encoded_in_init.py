@@ -18,7 +18,7 @@ class ZeroShotHead(nn.Module):
         super().__init__()
         self.image_proj = nn.Linear(image_dim, joint_dim)
         self.text_proj = nn.Linear(text_dim, joint_dim)
-        self.class_embeddings = self.text_proj(class_descriptions)  # missed: ADL017
+        self.class_embeddings = self.text_proj(class_descriptions)  # expect: ADL017
         self.temperature = 0.1
 
     def forward(self, image_features):
