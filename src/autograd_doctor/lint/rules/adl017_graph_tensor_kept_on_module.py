@@ -525,7 +525,7 @@ def _check_layer_output_taken_once(checker) -> None:
     second time'.  A layer is one with parameters (`nn.Linear`, an `nn.Sequential`
     holding one, a same-file module that builds one) that nothing in the file
     freezes (no line naming it mentions `requires_grad`)."""
-    if not checker.file.trains or "self." not in checker.source:
+    if not checker.file.trains or "self." not in checker.source or "set_grad_enabled(False)" in checker.source:
         return
     classes = {n.name: n for n in checker.tree.body if isinstance(n, ast.ClassDef)}
     for cls in classes.values():
@@ -547,6 +547,9 @@ def _check_layer_output_taken_once(checker) -> None:
                     layers.add(attr)
                 continue
             called = _self_attribute(value.func)
+            if any("requires_grad" in ast.unparse(before) or "no_grad" in ast.unparse(before)
+                   for before in init.body[:init.body.index(stmt)]):
+                break  # something frozen (or gradients turned off) before the call: no graph is known
             if called in layers:
                 taken.append((stmt, attr, f"the layer `self.{called}`"))
             elif called in methods and called not in ("__init__", "forward") and \
