@@ -51,7 +51,14 @@ method of the class backpropagates, on every iteration and without
 self.negative_log_likelihood()`, `self(x)` when `forward` reads it, through
 other methods of the class): the second backward goes through the op whose
 saved tensors the first freed.  An op that saves nothing (`.t()`, a view)
-backpropagates again without error and is not reported.
+backpropagates again without error and is not reported.  Likewise the output
+of one of the module's own layers with parameters, stored in `__init__`
+(`self.class_embeddings = self.text_proj(descriptions)`, or through a method of
+the class that calls the layer and returns what it computed), nothing before it
+in `__init__` freezing anything or turning gradients off, when `forward` reads
+it and a loop backpropagates, on every iteration, a loss computed from a call
+of the module (in a method of the class, or in a function of the file that
+builds the module or is handed it by every call).
 
 A new leaf stored on the module (`self.grid = nn.Parameter(F.interpolate(
 self.grid.data, ...))`, a grid rescaled between training phases) carries no

@@ -51,7 +51,18 @@ Also an update method run once per batch from a loop of the same file
 and then steps an optimizer, outside any branch, in a file that clears no
 gradient anywhere (no `zero_grad()`, no `p.grad = None`), when its class
 derives from nothing of the project (`object`, `nn.Module`): each call's step
-reads the sum of every earlier call's gradients.
+reads the sum of every earlier call's gradients.  A class whose bases are
+classes of the same file deriving from nothing else counts too; and in a file
+that clears somewhere, the update method is reported when the loop clears
+nothing and calls no function of the file that clears, and no method of the
+class or of its bases clears (a check at the end of the file that clears a
+reference model of its own cannot run between the calls).
+A step is `optimizer.step()`, or the update of a hand-written optimizer of the
+same file applied to gradients: a method of a class that is not a torch
+`Optimizer`, writing a loop variable in place from another or from a `.grad`
+(`for g, w in zip(gradients, weights): w.sub_(lr * g)`), called on an
+optimizer (`self.optimizer.apply(gradients, weights)`, `optimizer.update()`)
+with the gradients reaching it (`.grad` read by the method, or passed in).
 Also two iterations written out one after the other in a function's own body
 (no loop): a backward, an update that reads the gradient (`w -= lr * w.grad`
 under `torch.no_grad()`, or an optimizer's `step()`), another backward and the
