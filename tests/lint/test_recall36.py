@@ -121,7 +121,8 @@ def test_the_update_method_is_silent_when_the_loop_clears_in_a_file_that_clears(
 
 def test_the_update_method_is_silent_when_a_base_class_of_another_file_may_clear():
     source, _ = _recreation("r726")
-    imported = source.replace("class Model(nn.Module):", "from project.engine import Model\n\n\nclass _Model(nn.Module):")
+    imported = source.replace("class Model(nn.Module):",
+                              "from project.engine import Model\n\n\nclass _Model(nn.Module):")
     assert imported != source
     assert _found(imported) == []
 
