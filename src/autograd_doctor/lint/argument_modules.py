@@ -170,12 +170,13 @@ def _mentioned_otherwise(name: str, source: str) -> bool:
 
 
 def _call_count(name: str, source: str) -> int:
-    """Textual calls `name(` (not its `def`/`class` line, not `obj.name(`)."""
+    """Textual calls `name(` (not its `def`/`class` line, not `obj.name(`, not a name
+    quoted in prose: "a `fit()` function" in a docstring or comment)."""
     count, start = 0, source.find(name)
     while start >= 0:
         end = start + len(name)
         before = source[start - 1] if start else " "
-        if not (before.isalnum() or before in "_.") and not (end < len(source) and (source[end].isalnum() or source[end] == "_")):
+        if not (before.isalnum() or before in "_.`") and not (end < len(source) and (source[end].isalnum() or source[end] == "_")):
             rest = source[end:end + 8].lstrip(" \t")
             if rest.startswith("(") and not source[max(0, start - 6): start].endswith(("def ", "class ")):
                 count += 1

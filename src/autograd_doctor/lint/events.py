@@ -166,6 +166,9 @@ class Scope:
     # arguments, called here (summaries.py; ADL003 only): (seq, the method's step
     # node, optimizer text, the call) and (seq, the call, the argument)
     helper_steps: list = field(default_factory=list, init=False)
+    # `optimizer.apply(gradients, weights)`, `optimizer.update()` of a hand-written
+    # optimizer of the file (TrainingFacts.update_methods; ADL018 only): (seq, node, text)
+    applied_updates: list = field(default_factory=list, init=False)
     helper_backward_receivers: list = field(default_factory=list, init=False)
     # a same-class method called here whose backward pass goes through attributes of
     # `self` set elsewhere: (seq, the method's backward call, attribute names)

@@ -278,6 +278,33 @@ class ExpressionEvents:
         for hook in CALL_HOOKS:
             hook(self, node, q)
 
+    def applies_gradients(self, node, recv) -> bool:
+        """`recv.<method>(...)` (``node``) runs a same-file class's update of tensors from
+        gradients (``TrainingFacts.update_methods``) on gradients: the receiver is an
+        optimizer (its name says so, as for `step()`, or the file binds it to that
+        class) and the gradients reach the update: the method reads `.grad` itself, or
+        the call passes values read from `.grad` (`[w.grad for w in weights]`, directly
+        or through a name the calling function binds to them)."""
+        classes, reads_grad = self.training.update_methods[node.func.attr]
+        name = (recv.id if isinstance(recv, ast.Name) else recv.attr).lower()
+        text = self.text(recv)
+        if ("opt" not in name or "sched" in name) and not any(
+                isinstance(a, ast.Assign) and isinstance(a.value, ast.Call)
+                and isinstance(a.value.func, ast.Name) and a.value.func.id in classes
+                and any(self.text(t) == text for t in a.targets) for a in ast.walk(self.tree)):
+            return False
+        if reads_grad:
+            return True
+        arguments = node.args + [k.value for k in node.keywords]
+        if any(_reads_grad(a) for a in arguments):
+            return True
+        names = {n.id for a in arguments for n in ast.walk(a) if isinstance(n, ast.Name)}
+        function = self.scope.function
+        return function is not None and any(
+            isinstance(a, ast.Assign) and _reads_grad(a.value)
+            and any(isinstance(t, ast.Name) and t.id in names for t in a.targets)
+            for a in ast.walk(function))
+
     def check_method_call(self, node, func):
         scope = self.scope
         attr = func.attr
@@ -358,6 +385,11 @@ class ExpressionEvents:
             # writes the parameters in place (SAM's ascent step): a step like `step()` for
             # ADL003 only (it may clear the gradients itself: `first_step(zero_grad=True)`)
             scope.helper_steps.append((self.next_seq(), node, self.text(recv), None))
+        elif attr in self.training.update_methods and isinstance(recv, (ast.Name, ast.Attribute)) and \
+                self.applies_gradients(node, recv):
+            # `self.optimizer.apply(gradients, weights)` of a hand-written optimizer of the
+            # file: a step for ADL018 only (what it writes is known no further)
+            scope.applied_updates.append((self.next_seq(), node, self.text(recv)))
         elif attr == "load_state_dict" and isinstance(recv, (ast.Name, ast.Attribute)) and node.args:
             # copies into the module's parameters in place (under no_grad: versions go up)
             scope.parameter_loads.append((self.next_seq(), node, self.text(recv)))
@@ -715,3 +747,11 @@ def _landing(call, i: int):
     if i >= len(call.args):
         return call.keywords[i - len(call.args)].arg
     return None if any(isinstance(a, ast.Starred) for a in call.args[:i]) else i
+
+
+def _reads_grad(expr) -> bool:
+    """``expr`` reads a `.grad` (`[w.grad for w in weights]`, `p.grad * lr`); a call
+    of a function named `grad` (`torch.autograd.grad(...)`) is not one."""
+    called = {id(n.func) for n in ast.walk(expr) if isinstance(n, ast.Call)}
+    return any(isinstance(n, ast.Attribute) and n.attr == "grad" and isinstance(n.ctx, ast.Load)
+               and id(n) not in called for n in ast.walk(expr))

@@ -115,11 +115,16 @@ class TrainingFacts:
     # the parameters in place (SAM's `first_step`: `for p in group["params"]: p.add_(e_w)`)
     optimizer_methods: dict = field(default_factory=dict)
     optimizer_instances: dict = field(default_factory=dict)  # optimizer text -> its same-file class
+    # same-file classes that are not torch optimizers but update tensors from gradients
+    # (a hand-written `SGD.apply(gradients, weights)`, `MomentumSGD.update()`): method
+    # name -> (classes defining it, whether its own body reads `.grad`)
+    update_methods: dict = field(default_factory=dict)
 
     @classmethod
     def read(cls, tree: ast.Module, source: str) -> TrainingFacts:
         return cls(zero_grad_functions=set(clearing_functions(tree, source)),
-                   optimizer_methods=parameter_writing_methods(tree))
+                   optimizer_methods=parameter_writing_methods(tree),
+                   update_methods=tensor_updating_methods(tree))
 
 
 # in-place tensor methods that write their receiver (a parameter's version goes up)
@@ -134,6 +139,66 @@ def _optimizer_base(base) -> bool:
         return base.attr == "Optimizer" and isinstance(base.value, (ast.Name, ast.Attribute)) and \
             (getattr(base.value, "id", None) == "optim" or getattr(base.value, "attr", None) == "optim")
     return isinstance(base, ast.Name) and base.id == "Optimizer"
+
+
+# `p.grad = None`, `p.grad.zero_()`, `p.grad.data.zero_()`, `p.grad.detach_()`, `zero_grad()`
+_CLEARS_A_GRADIENT = re.compile(r"\.grad\s*=(?!=)|\.grad(?:\.data)?\.(?:zero_|detach_|fill_)\(|zero_grad\(")
+
+
+def tensor_updating_methods(tree: ast.Module) -> dict:
+    """Each public method of a same-file class that is not a torch `Optimizer` and
+    that, in a `for` loop, writes a loop variable in place from a value the loop
+    also yields or from `.grad` (`for g, w in zip(gradients, weights): w.sub_(lr *
+    g)`, `w -= lr * g`, `p.data.add_(v, alpha=-lr)`, `p.sub_(lr * p.grad)`): the
+    update of a project optimizer written by hand.  -> method name -> (the classes
+    defining it, whether one of those methods reads `.grad` itself).  Whether the
+    tensors written are parameters and the values gradients is the call's to show."""
+    out = {}
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef) or any(_optimizer_base(b) for b in cls.bases):
+            continue
+        for method in cls.body:
+            if not isinstance(method, ast.FunctionDef) or method.name.startswith("_") or \
+                    not any(_loop_updates_its_variable(loop) for loop in ast.walk(method)):
+                continue
+            if _CLEARS_A_GRADIENT.search(ast.unparse(method)):
+                continue  # it clears what it applied (`p.grad.zero_()` after the write): nothing piles up
+            classes, reads_grad = out.get(method.name, ((), False))
+            reads_grad = reads_grad or any(isinstance(n, ast.Attribute) and n.attr == "grad"
+                                           for n in ast.walk(method))
+            out[method.name] = (classes + (cls.name,), reads_grad)
+    return out
+
+
+def _loop_updates_its_variable(loop) -> bool:
+    """``loop`` is a `for` loop whose body writes one of its variables in place (or
+    its `.data`), by an in-place method or an augmented assignment, from an
+    expression that reads another of its variables or a `.grad`."""
+    if not isinstance(loop, ast.For):
+        return False
+    variables = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+
+    def written(target):
+        if isinstance(target, ast.Attribute) and target.attr == "data":
+            target = target.value
+        return target.id if isinstance(target, ast.Name) and target.id in variables else None
+
+    def reads_update(values, name):
+        return any(isinstance(n, ast.Name) and n.id in variables - {name} or
+                   isinstance(n, ast.Attribute) and n.attr == "grad"
+                   for v in values for n in ast.walk(v))
+
+    for node in (n for stmt in loop.body for n in ast.walk(stmt)):
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Add, ast.Sub)):
+            name = written(node.target)
+            if name is not None and reads_update([node.value], name):
+                return True
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("add_", "sub_", "addcdiv_", "addcmul_"):
+            name = written(node.func.value)
+            if name is not None and reads_update(node.args + [k.value for k in node.keywords], name):
+                return True
+    return False
 
 
 def parameter_writing_methods(tree: ast.Module) -> dict:

@@ -4,7 +4,8 @@ the gradients: every step applies the sum of all the gradients seen so far.
 Nothing raises; the fix sets the trainer's zero-grad flag so that
 `optimizer.zero_grad()` runs after each `optimizer.step()`.
 Buggy line: the loop in `Trainer.fit` (no `zero_grad()` anywhere).
-Expected finding: ADL018 at the loop.
+Expected finding: ADL018 at the step of `train_step`, which the loop runs (found since stop 47;
+the mark was on the loop).
 Source: https://github.com/tenstorrent/tt-blacksmith/pull/711"""
 import torch
 import torch.nn as nn
@@ -33,12 +34,12 @@ class Trainer:
         inputs, targets = batch
         loss = F.mse_loss(self.model(inputs), targets)
         loss.backward()
-        self.optimizer.step()
+        self.optimizer.step()  # expect: ADL018
         return loss.detach()
 
     def fit(self, batches):
         losses = []
-        for batch in batches:  # missed: ADL018
+        for batch in batches:
             losses.append(self.train_step(batch))
         return losses
 

@@ -39,7 +39,7 @@ class FewShot_NER(nn.Module):
         self.label_encoder = TinyBert()
         self.label_context = label_context
         self.tag2id = tag2id
-        self.label_representation = self.build_label_representation(tag2id)  # missed: ADL017, a graph built in __init__ from the module's own submodule and read by every forward
+        self.label_representation = self.build_label_representation(tag2id)  # expect: ADL017
 
     def build_label_representation(self, tag2id):
         tag_embeddings = []

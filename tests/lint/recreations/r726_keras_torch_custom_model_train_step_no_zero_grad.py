@@ -74,7 +74,7 @@ class CustomModel(Model):
         trainable_weights = [v for v in self.trainable_weights]
         gradients = [v.grad for v in trainable_weights]
         with torch.no_grad():
-            self.optimizer.apply(gradients, trainable_weights)  # missed: ADL018, the optimizer is a project class whose `apply(gradients, weights)` writes the weights; only torch optimizers' steps are read as steps
+            self.optimizer.apply(gradients, trainable_weights)  # expect: ADL018
         loss_tracker.update_state(loss.detach())
         return {"loss": loss_tracker.result()}
 

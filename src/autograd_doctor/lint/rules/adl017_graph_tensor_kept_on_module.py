@@ -51,7 +51,14 @@ method of the class backpropagates, on every iteration and without
 self.negative_log_likelihood()`, `self(x)` when `forward` reads it, through
 other methods of the class): the second backward goes through the op whose
 saved tensors the first freed.  An op that saves nothing (`.t()`, a view)
-backpropagates again without error and is not reported.
+backpropagates again without error and is not reported.  Likewise the output
+of one of the module's own layers with parameters, stored in `__init__`
+(`self.class_embeddings = self.text_proj(descriptions)`, or through a method of
+the class that calls the layer and returns what it computed), nothing before it
+in `__init__` freezing anything or turning gradients off, when `forward` reads
+it and a loop backpropagates, on every iteration, a loss computed from a call
+of the module (in a method of the class, or in a function of the file that
+builds the module or is handed it by every call).
 
 A new leaf stored on the module (`self.grid = nn.Parameter(F.interpolate(
 self.grid.data, ...))`, a grid rescaled between training phases) carries no
@@ -293,6 +300,7 @@ def check_file(checker) -> None:
     LSTM tutorial's way) or a method of the class other than `__init__` and the one
     that carries it could do that at the right time, which the file cannot tell."""
     _check_taken_once(checker)
+    _check_layer_output_taken_once(checker)
     fed = checker.graph_callers.reached() if checker.notes["ADL017 forward argument"] else ()
     for stmt, attr, cls in checker.notes["ADL017 forward argument"]:
         if f"{cls}.forward" in fed and isinstance(stmt, ast.Call):
@@ -508,6 +516,201 @@ def _check_taken_once(checker) -> None:
                           "backpropagated on every iteration here"),
                          (call.lineno, checker.col(call.lineno, call.col_offset), 0,
                           f"reads `self.{attr}` through this call")])
+
+
+def _check_layer_output_taken_once(checker) -> None:
+    """A module's `__init__` stores the output of one of its own layers, called there
+    (`self.class_embeddings = self.text_proj(descriptions)`) or through a method of
+    the class that calls one and returns what it computed
+    (`self.label_representation = self.build_label_representation(tag2id)`; r701),
+    with gradients on and no `detach()`; nothing else in the file gives the attribute
+    a new value; and a loop backpropagates, on every iteration and without
+    `retain_graph`, a loss computed from a call of the module whose `forward` reads
+    the attribute (in a method of the class, or in a function of the file that
+    builds the module or is handed it by every call): the first backward frees what
+    the layer saved, so the second raises 'Trying to backward through the graph a
+    second time'.  A layer is one with parameters (`nn.Linear`, an `nn.Sequential`
+    holding one, a same-file module that builds one) that nothing in the file
+    freezes (no line naming it mentions `requires_grad`)."""
+    if not checker.file.trains or "self." not in checker.source or "set_grad_enabled(False)" in checker.source:
+        return
+    classes = {n.name: n for n in checker.tree.body if isinstance(n, ast.ClassDef)}
+    for cls in classes.values():
+        if not _module_class(cls):
+            continue
+        methods = {f.name: f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        init = methods.get("__init__")
+        if init is None or "forward" not in methods or any(
+                "no_grad" in ast.unparse(d) or "inference_mode" in ast.unparse(d) for d in init.decorator_list):
+            continue
+        layers, taken = set(), []
+        for stmt in init.body:  # `__init__`'s own statements, not under a `with` or an `if`
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                    and _self_attribute(stmt.targets[0]) is not None and isinstance(stmt.value, ast.Call)):
+                continue
+            attr, value = stmt.targets[0].attr, stmt.value
+            if _parameterised_constructor(value, classes):
+                if not any(attr in line and "requires_grad" in line for line in checker.source.splitlines()):
+                    layers.add(attr)
+                continue
+            called = _self_attribute(value.func)
+            if any("requires_grad" in ast.unparse(before) or "no_grad" in ast.unparse(before)
+                   for before in init.body[:init.body.index(stmt)]):
+                break  # something frozen (or gradients turned off) before the call: no graph is known
+            if called in layers:
+                taken.append((stmt, attr, f"the layer `self.{called}`"))
+            elif called in methods and called not in ("__init__", "forward") and \
+                    _returns_layer_output(methods[called], layers):
+                taken.append((stmt, attr, f"`self.{called}(...)`, which calls a layer of the module"))
+        if not taken:
+            continue
+        assigned = _attribute_assignments(checker.tree, {attr for _, attr, _ in taken})
+        for stmt, attr, source in taken:
+            if any(owner != (cls.name, "__init__") for owner in assigned.get(attr, ())) \
+                    or "setattr(" in checker.source:
+                continue
+            readers = _readers(methods, attr)
+            if "forward" not in readers:
+                continue
+            found = _backward_loop(checker, cls, methods, readers) or _instance_backward_loop(checker, cls)
+            if found is None:
+                continue
+            backward, loop, call = found
+            checker.report(
+                "ADL017", stmt,
+                f"`self.{attr}` is computed once, in `__init__`, by {source}, with its graph; every "
+                f"forward reads it, and `{checker.text(backward)}` on line {backward.lineno} goes through it "
+                f"(`{checker.text(call)}`) on every iteration of the loop on line {loop.lineno}: the first "
+                f"backward frees what the layer saved, so the second raises 'Trying to backward through the "
+                f"graph a second time' (and the layer's updates never reach `self.{attr}`); compute it in "
+                f"`forward`, or store it with `.detach()` if it is meant to stay fixed",
+                related=[(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                          "backpropagated on every iteration here"),
+                         (call.lineno, checker.col(call.lineno, call.col_offset), 0,
+                          f"runs the forward that reads `self.{attr}`")])
+
+
+def _module_class(cls) -> bool:
+    return any(ast.unparse(b).split(".")[-1] == "Module" for b in cls.bases)
+
+
+def _parameterised_constructor(value, classes: dict) -> bool:
+    """``value`` builds a layer with parameters: an `nn` layer that has them, an
+    `nn.Sequential` holding one, or a same-file `nn.Module` whose `__init__` builds
+    one (or an `nn.Parameter`)."""
+    if not isinstance(value, ast.Call):
+        return False
+    name = value.func.attr if isinstance(value.func, ast.Attribute) else getattr(value.func, "id", None)
+    if name in N.PARAMETERISED_MODULES:
+        return True
+    if name == "Sequential":
+        return any(_parameterised_constructor(a, classes) for a in value.args)
+    cls = classes.get(name) if isinstance(value.func, ast.Name) else None
+    if cls is None or not _module_class(cls):
+        return False
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    return init is not None and any(
+        isinstance(n, ast.Call) and (
+            (n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", None))
+            in N.PARAMETERISED_MODULES | {"Parameter"})
+        for n in ast.walk(init))
+
+
+def _returns_layer_output(method, layers: set) -> bool:
+    """``method`` (not decorated with `no_grad`) calls one of ``layers`` with gradients
+    on and returns a value computed from what it called (the names bound from the
+    call, through further bindings, appending and stacking)."""
+    if any("no_grad" in ast.unparse(d) or "inference_mode" in ast.unparse(d) for d in method.decorator_list):
+        return False
+    tainted = set()
+    statements = sorted(_statements(method), key=lambda s: (s.lineno, s.col_offset))
+    for _ in range(2):  # twice: a list appended in a loop and stacked after it
+        for stmt in statements:
+            value = getattr(stmt, "value", None)
+            if value is None:
+                continue
+            reads = any(isinstance(n, ast.Call) and _self_attribute(n.func) in layers or
+                        isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(value))
+            if not reads or any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                and n.func.attr in _RELEASING for n in ast.walk(value)):
+                continue
+            if isinstance(stmt, ast.Return):
+                return True
+            if isinstance(stmt, ast.Expr) and isinstance(value, ast.Call) and \
+                    isinstance(value.func, ast.Attribute) and value.func.attr in ("append", "extend") and \
+                    isinstance(value.func.value, ast.Name):
+                tainted.add(value.func.value.id)  # `tag_embeddings.append(pooler_output)`
+            for target in getattr(stmt, "targets", [getattr(stmt, "target", None)]):
+                if target is not None:
+                    tainted |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return False
+
+
+def _instance_backward_loop(checker, cls):
+    """``(backward, loop, call)``: a loop in a function of the file whose body calls an
+    instance of ``cls`` -- a name the function binds only to `cls(...)`, with gradients
+    on, or a parameter that every call of the function fills with one
+    (``FileFacts.module_parameters``) -- and backpropagates, without `retain_graph`,
+    a name computed from that call's result in the same iteration; or None."""
+    no_grad = {id(n) for w in ast.walk(checker.tree) if isinstance(w, (ast.With, ast.AsyncWith)) and any(
+        "no_grad" in ast.unparse(i.context_expr) or "inference_mode" in ast.unparse(i.context_expr)
+        for i in w.items) for n in ast.walk(w)}
+    for function in ast.walk(checker.tree):
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        instances = set()
+        owner = next((c.name for c in ast.walk(checker.tree) if isinstance(c, ast.ClassDef)
+                      and function in c.body), None)
+        for parameter, ctor in checker.file.module_parameters.get((owner, function.name), {}).items():
+            if isinstance(ctor, ast.Call) and isinstance(ctor.func, ast.Name) and ctor.func.id == cls.name \
+                    and id(ctor) not in no_grad:
+                instances.add(parameter)
+        bindings = {}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        bindings.setdefault(target.id, []).append(node)
+        for name, nodes in bindings.items():
+            if all(isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name)
+                   and n.value.func.id == cls.name and id(n) not in no_grad for n in nodes):
+                instances.add(name)
+        if not instances:
+            continue
+        for loop in ast.walk(function):
+            if not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) or id(loop) in no_grad:
+                continue
+            found = _backward_of_instance_output(loop, instances, no_grad)
+            if found is not None:
+                return found[0], loop, found[1]
+    return None
+
+
+def _backward_of_instance_output(loop, instances: set, no_grad: set):
+    """``(backward, call)`` in ``loop``'s own body: `y = model(x)` (``model`` in
+    ``instances``), names computed from `y`, then `<name>.backward()` without
+    arguments; or None."""
+    body = sorted((s for s in ast.walk(loop) if isinstance(s, ast.stmt) and s is not loop
+                   and not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                   and id(s) not in no_grad), key=lambda s: (s.lineno, s.col_offset))
+    tainted, call = set(), None
+    for stmt in body:
+        if isinstance(stmt, ast.Assign):
+            calls = [n for n in ast.walk(stmt.value) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                     and n.func.id in instances]
+            reads = calls or any(isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(stmt.value))
+            if reads and not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                 and n.func.attr in _RELEASING for n in ast.walk(stmt.value)):
+                call = call or (calls[0] if calls else None)
+                for target in stmt.targets:
+                    tainted |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            backward = stmt.value
+            if isinstance(backward.func, ast.Attribute) and backward.func.attr == "backward" and \
+                    isinstance(backward.func.value, ast.Name) and backward.func.value.id in tainted and \
+                    not backward.args and not backward.keywords and call is not None:
+                return backward, call
+    return None
 
 
 def _self_attribute(node):

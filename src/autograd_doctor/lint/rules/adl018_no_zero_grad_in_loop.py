@@ -51,7 +51,18 @@ Also an update method run once per batch from a loop of the same file
 and then steps an optimizer, outside any branch, in a file that clears no
 gradient anywhere (no `zero_grad()`, no `p.grad = None`), when its class
 derives from nothing of the project (`object`, `nn.Module`): each call's step
-reads the sum of every earlier call's gradients.
+reads the sum of every earlier call's gradients.  A class whose bases are
+classes of the same file deriving from nothing else counts too; and in a file
+that clears somewhere, the update method is reported when the loop clears
+nothing and calls no function of the file that clears, and no method of the
+class or of its bases clears (a check at the end of the file that clears a
+reference model of its own cannot run between the calls).
+A step is `optimizer.step()`, or the update of a hand-written optimizer of the
+same file applied to gradients: a method of a class that is not a torch
+`Optimizer`, writing a loop variable in place from another or from a `.grad`
+(`for g, w in zip(gradients, weights): w.sub_(lr * g)`), called on an
+optimizer (`self.optimizer.apply(gradients, weights)`, `optimizer.update()`)
+with the gradients reaching it (`.grad` read by the method, or passed in).
 Also two iterations written out one after the other in a function's own body
 (no loop): a backward, an update that reads the gradient (`w -= lr * w.grad`
 under `torch.no_grad()`, or an optimizer's `step()`), another backward and the
@@ -114,17 +125,26 @@ def on_grad_read(checker, node) -> None:
         checker.scope.note("ADL018 grad read", (checker.seq, node.value.id, node, tuple(checker.scope.loops)))
 
 
+def _steps(scope) -> list:
+    """The optimizer steps of ``scope`` -- `optimizer.step()`, and the update of a
+    hand-written optimizer of the file applied to gradients
+    (`self.optimizer.apply(gradients, weights)`) -- in the order of the walk."""
+    if not scope.applied_updates:
+        return scope.steps
+    return sorted(scope.steps + scope.applied_updates, key=lambda step: step[0])
+
+
 def check_scope(checker, scope) -> None:
     backwards = [s for s, _ in scope.backwards + scope.retain_backwards]
-    if scope.steps and backwards:
+    if _steps(scope) and backwards:
         _note_windows_and_updates(checker, scope, backwards)
     _uncleared_hand_updates(checker, scope, backwards)
     if len(backwards) >= 2 and scope.function is not None and not scope.zero_grads:
         _unrolled_updates(checker, scope)
     _cleared_before_step(checker, scope, backwards)
-    if not scope.steps and backwards and scope.zero_grad_receivers and scope.function is not None:
+    if not _steps(scope) and backwards and scope.zero_grad_receivers and scope.function is not None:
         _note_clearing_backward(checker, scope, backwards)
-    for seq, node, optimizer in scope.steps:
+    for seq, node, optimizer in _steps(scope):
         loops = [(start, end) for start, end in scope.finished_loops if start < seq < end]
         if not loops:
             _uncleared_in_update(checker, scope, seq, node, optimizer, backwards)
@@ -300,7 +320,7 @@ def _cleared_before_step(checker, scope, backwards) -> None:
     if not scope.zero_grad_receivers or not backwards:
         return
     owners_of = checker.training.optimizers
-    for seq, node, optimizer in scope.steps:
+    for seq, node, optimizer in _steps(scope):
         clearers = {optimizer, *owners_of.get(optimizer, ())}
         for z, text in scope.zero_grad_receivers:
             if z >= seq or text not in clearers or not scope.run_together(z, seq):
@@ -399,7 +419,7 @@ def _continued_runs(scope, optimizer: str, end: int, backwards) -> list:
     range(3):` reads `range`).  Only the innermost loop around each step: an outer
     loop may evaluate between its inner loops, and that is a reader."""
     runs = []
-    for seq, _, stepped in scope.steps:
+    for seq, _, stepped in _steps(scope):
         if seq <= end or stepped != optimizer:
             continue
         loops = [(s, e) for s, e in scope.finished_loops if s < seq < e]
@@ -532,7 +552,7 @@ def _uncleared_hand_updates(checker, scope, backwards) -> None:
             statement = statements[depth] if depth < len(statements) else None
             others = _zero_grads_of_older_objects(scope, name, loop.start, end, statement)
             if any(loop.start < z < end and z not in others for z in scope.zero_grads) or \
-                    any(loop.start < s < end for s, _, _ in scope.steps):
+                    any(loop.start < s < end for s, _, _ in _steps(scope)):
                 break
             if statement is None or not _writes_in_place(statement, name) or \
                     _clears_a_gradient(statement, {id(scope.zero_grad_calls[z]) for z in others}):
@@ -653,7 +673,7 @@ def _note_windows_and_updates(checker, scope, backwards) -> None:
     outside that branch (an accumulation window, if the branch tests a remainder);
     a step outside any loop or branch after such a backward (an update function,
     if a loop of the file calls it and the file clears nothing)."""
-    for seq, node, optimizer in scope.steps:
+    for seq, node, optimizer in _steps(scope):
         loops = [(a, b) for a, b in scope.finished_loops if a < seq < b]
         branch = [(a, m, e) for a, m, e in scope.branches if a <= seq < m]
         if loops and branch:
@@ -689,9 +709,10 @@ def check_file(checker) -> None:
         for loop in loops:
             if any(id(c) in noted for c in _calls_in(loop.body)):
                 _window_cleared_every_iteration(checker, loop.body)
-    if updates and not checker.training.zero_grad_functions and not checker.scope.zero_grads \
-            and not _CLEARS_BY_HAND.search(checker.source):
-        _updates_never_cleared(checker, updates, loops)
+    if updates:
+        file_clears = bool(checker.training.zero_grad_functions or checker.scope.zero_grads
+                           or _CLEARS_BY_HAND.search(checker.source))
+        _updates_never_cleared(checker, updates, loops, file_clears)
 
 
 def _note_clearing_backward(checker, scope, backwards) -> None:
@@ -767,25 +788,42 @@ def _cleared_by_each_call_before_a_later_step(checker, noted) -> None:
                     return
 
 
-def _updates_never_cleared(checker, updates, loops) -> None:
-    """`def train_step(self, batch): ...; loss.backward(); self.optimizer.step()` in a
-    file without any clearing, called from a loop of the file (torchforge's RL
-    trainer): every step adds the earlier batches' gradients to its own.  Only for
-    a class deriving from nothing of the project (`object`, a torch class): a base
-    class elsewhere may clear."""
+def _updates_never_cleared(checker, updates, loops, file_clears: bool) -> None:
+    """`def train_step(self, batch): ...; loss.backward(); self.optimizer.step()`
+    called from a loop of the file (torchforge's RL trainer): every step adds the
+    earlier batches' gradients to its own.  Only for a class deriving from nothing
+    of the project (`object`, a torch class) or from classes of this file that
+    derive from nothing else (`class CustomModel(Model)`, `class Model(nn.Module)`
+    above it): a base class elsewhere may clear.  In a file that clears somewhere
+    (``file_clears``), only where that clearing cannot run between the calls: the
+    loop clears nothing and calls no function of the file that clears, and no
+    method of the class or of its bases clears (a check of the results at the end
+    of the file, clearing a model of its own, does not count)."""
     called_in_loops = {}
     for loop in loops:
         for call in _calls_in(loop.body):
             if isinstance(call.func, ast.Attribute):
                 called_in_loops.setdefault(call.func.attr, loop)
+    classes = {node.name: node for node in checker.tree.body if isinstance(node, ast.ClassDef)}
+    clearing = checker.training.zero_grad_functions
     for name, owner, bases, step in updates:
         loop = called_in_loops.get(name)
-        if owner is None or loop is None or not all(b.startswith("torch.") or b == "object" for b in bases):
+        if owner is None or loop is None:
             continue
+        lineage = _project_lineage(checker, classes, owner, bases)
+        if lineage is None:
+            continue  # a base class of another file (or unknown) may clear
+        if file_clears and (_clears_a_gradient(loop) or any(
+                isinstance(f, ast.FunctionDef) and f.name in clearing or
+                _CLEARS_BY_HAND.search(checker.text(f)) for c in lineage for f in classes[c].body) or any(
+                (c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", None)) in clearing
+                for c in _calls_in(loop.body))):
+            continue
+        where = f"that loop or in `{owner}`" if file_clears else "this file"
         checker.report(
             "ADL018", step,
             f"`{checker.text(step.func)}()` in `{name}`, which the loop on line {loop.lineno} runs on every "
-            f"iteration, but nothing in this file clears the gradients (`zero_grad()`): backward() adds into "
+            f"iteration, but nothing in {where} clears the gradients (`zero_grad()`): backward() adds into "
             f"`.grad`, so each step uses the sum of all past gradients",
             related=[(loop.lineno, checker.col(loop.lineno, loop.col_offset), 0, "the loop that calls it")])
 
@@ -967,6 +1005,32 @@ def _stepped_optimizer(checker, call) -> str | None:
     if "scaler" in name and len(call.args) == 1:
         return checker.text(call.args[0])
     return None
+
+
+def _project_lineage(checker, classes: dict, owner: str, bases: tuple):
+    """``owner`` and its bases of this file (top-level classes, one of each name), when
+    every other base is `object` or a torch class; else None.  ``bases``: the
+    owner's bases as the walk named them (classes of this file are unnamed there)."""
+    if all(b.startswith("torch.") or b == "object" for b in bases):
+        return [owner] if owner in classes else None
+    lineage, todo = [], [owner]
+    while todo:
+        name = todo.pop()
+        node = classes.get(name)
+        if node is None or sum(1 for n in ast.walk(checker.tree) if isinstance(n, ast.ClassDef)
+                               and n.name == name) != 1:
+            return None
+        if name in lineage:
+            continue
+        lineage.append(name)
+        for base in node.bases:
+            if isinstance(base, ast.Name) and base.id in classes:
+                todo.append(base.id)
+                continue
+            qualname = checker.qualname(base) or ""
+            if not (qualname.startswith("torch.") or qualname == "object"):
+                return None
+    return lineage
 
 
 def _calls_in(stmts) -> list:
