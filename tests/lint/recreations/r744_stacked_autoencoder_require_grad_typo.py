@@ -105,7 +105,7 @@ def train_layers(layers_list=None, layer=None, epoch=None):
 
 def train_whole(model=None, epoch=2):
     for param in model.parameters():
-        param.require_grad = True  # (first run, frozen69: not found; ADL016 meant)
+        param.require_grad = True  # expect: ADL016
 
     train_loader = get_loader()
     optimizer = optim.SGD(model.parameters(), lr=0.1)
