@@ -256,14 +256,55 @@ def check_scope(checker, scope) -> None:
         elif kind is None and isinstance(obj, ast.Attribute) and obj.attr in ("weight", "bias") \
                 and any(_module_in_function(checker, owner, node.lineno) for owner in _owners(obj.value)):
             kind = "requires grad"  # `decoder.embed.weight` of a module: a parameter
-        if meant and kind != "no grad" or not meant and kind not in ("requires grad", "module"):
+        freeze = None
+        if meant and kind == "requires grad" and spelled in N.REQUIRES_GRAD_TYPOS:
+            # a parameter requires grad unless frozen: a misspelt unfreeze matters when the
+            # file freezes parameters (`p.requires_grad = False` over `.parameters()`,
+            # `requires_grad_(False)`), which this line, meant to undo it, leaves frozen
+            freeze = _parameter_freeze(checker)
+            if freeze is None:
+                continue
+        elif meant and kind != "no grad" or not meant and kind not in ("requires grad", "module"):
             continue  # the object already has the value meant, or nothing is known of it
-        _report_assignment(checker, node, spelled, meant, kind, statement)
+        _report_assignment(checker, node, spelled, meant, kind, statement, freeze)
 
 
-def _report_assignment(checker, node, spelled: str, meant: bool, kind: str, statement) -> None:
+def _parameter_freeze(checker):
+    """The first statement of the file that freezes parameters, spelt right:
+    `p.requires_grad = False` in a loop over `.parameters()` / `.named_parameters()`,
+    or a call `x.requires_grad_(False)`.  Read once per file."""
+    known = checker.notes.get("ADL016 freeze")
+    if known is None:
+        freezes = []
+        for node in ast.walk(checker.tree):
+            if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call) \
+                    and isinstance(node.iter.func, ast.Attribute) \
+                    and node.iter.func.attr in ("parameters", "named_parameters"):
+                target = node.target.elts[-1] if isinstance(node.target, ast.Tuple) and node.target.elts \
+                    else node.target
+                if not isinstance(target, ast.Name):
+                    continue
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Assign) and isinstance(inner.value, ast.Constant) \
+                            and inner.value.value is False and any(
+                                isinstance(t, ast.Attribute) and t.attr == "requires_grad"
+                                and isinstance(t.value, ast.Name) and t.value.id == target.id
+                                for t in inner.targets):
+                        freezes.append(inner)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "requires_grad_" and len(node.args) == 1 \
+                    and isinstance(node.args[0], ast.Constant) and node.args[0].value is False:
+                freezes.append(node)
+        known = checker.notes["ADL016 freeze"] = [min(freezes, key=lambda n: n.lineno) if freezes else None]
+    return known[0]
+
+
+def _report_assignment(checker, node, spelled: str, meant: bool, kind: str, statement, freeze=None) -> None:
     obj = checker.text(node.value)
-    if meant:
+    if meant and freeze is not None:
+        effect = (f"parameters frozen on line {freeze.lineno} (`{checker.text(freeze)}`) stay frozen: "
+                  f"`{obj}` gets no gradient where it was frozen")
+    elif meant:
         effect = f"`{obj}` still requires no grad and gets no gradient"
     elif kind == "module":
         effect = f"nothing is frozen: the parameters of `{obj}` still require grad"

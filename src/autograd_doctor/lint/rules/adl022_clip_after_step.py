@@ -49,7 +49,9 @@ run that needed the clipping diverges or is less stable than intended.""",
     known_problems="""Only a step and a clip in the same block of the loop body are matched
 (a clip in a helper function called after the step is not seen), and only
 steps of receivers named like an optimizer (`optimizer`, `opt_g`,
-`self.optim`) or through a grad scaler.  A loop that steps several
+`self.optim`) or through a grad scaler.  `nn.utils.clip_grad_norm_` is read as
+torch's when no import of the file binds `nn` (a star import of the project's
+helpers).  A loop that steps several
 optimizers is reported only when every step comes before the clip; a clip
 before the backward only when the loop steps one optimizer, the one cleared.
 A clip to an infinite norm (`clip_grad_norm_(params, float("inf"))`, the idiom
@@ -68,8 +70,10 @@ def check_scope(checker, scope) -> None:
 
 def check_file(checker) -> None:
     """Every loop of the file with a clip after its step (read from the tree only
-    when a loop steps an optimizer and the source names a clip function)."""
-    if not checker.notes.get("ADL022 loop steps") or "clip_grad" not in checker.source:
+    when a loop steps an optimizer, or the file scales a loss as a grad scaler does,
+    and the source names a clip function)."""
+    if not (checker.notes.get("ADL022 loop steps") or ".scale(" in checker.source) \
+            or "clip_grad" not in checker.source:
         return
     for loop in ast.walk(checker.tree):
         if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
@@ -83,6 +87,7 @@ def _check_loop(checker, loop) -> None:
     if not steps or not backwards:
         return
     _check_clip_before_backward(checker, loop, steps)
+    branches = _if_branches(loop.body)
     for block, ancestors in _blocks(loop.body, ()):
         for i, stmt in enumerate(block):
             step = _step_of(checker, stmt)
@@ -95,7 +100,9 @@ def _check_loop(checker, loop) -> None:
                 clip = _clip_in(checker, later)
                 if clip is None:
                     continue
-                if any(s.lineno > clip.lineno for s in steps) or any(b.lineno > clip.lineno for b in backwards):
+                # a step or backward later in the text runs after the clip unless it is in
+                # the other branch of an `if` around the clip (`if use_amp: ... else: ...`)
+                if any(c.lineno > clip.lineno and not _exclusive(branches, c, clip) for c in steps + backwards):
                     break
                 clear = _clear_around(block, ancestors)
                 if clear is not None:
@@ -209,7 +216,8 @@ def _step_of(checker, stmt):
 
 
 def _is_step(checker, call) -> bool:
-    """`optimizer.step()`, `self.opt_g.step()`; `scaler.step(optimizer)`."""
+    """`optimizer.step()`, `self.opt_g.step()`; `scaler.step(optimizer)`, and the same
+    call of a grad scaler known by its use whatever its name (`scalar`, `self.amp`)."""
     func = call.func
     if not isinstance(func, ast.Attribute) or func.attr != "step" or \
             not isinstance(func.value, (ast.Name, ast.Attribute)):
@@ -217,7 +225,43 @@ def _is_step(checker, call) -> bool:
     name = (func.value.id if isinstance(func.value, ast.Name) else func.value.attr).lower()
     if "sched" in name:
         return False
-    return ("opt" in name and not call.args) or ("scaler" in name and len(call.args) == 1)
+    if "opt" in name and not call.args:
+        return True
+    return len(call.args) == 1 and ("scaler" in name or checker.text(func.value) in _grad_scalers(checker))
+
+
+def _grad_scalers(checker) -> frozenset:
+    """The receivers the file uses as a grad scaler: `R.scale(loss).backward()` (only a
+    `GradScaler` scales a loss and backpropagates the result) or `R = ...GradScaler(...)`.
+    Read once per file."""
+    known = checker.notes.get("ADL022 grad scalers")
+    if known is None:
+        found = set()
+        for node in ast.walk(checker.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr == "backward" and isinstance(node.func.value, ast.Call):
+                scaled = node.func.value.func
+                if isinstance(scaled, ast.Attribute) and scaled.attr == "scale" and len(node.func.value.args) == 1:
+                    found.add(checker.text(scaled.value))
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call) \
+                    and (checker.qualname(node.value.func) or "").rsplit(".", 1)[-1] == "GradScaler":
+                found.add(checker.text(node.targets[0]))
+        known = checker.notes["ADL022 grad scalers"] = [frozenset(found)]
+    return known[0]
+
+
+def _if_branches(body) -> list:
+    """For each `if` of the loop body, the ids of the nodes in its body and in its
+    `else`: a node of one never runs in the same iteration as a node of the other."""
+    branches = []
+    for node in own_nodes(body):
+        if isinstance(node, ast.If) and node.orelse:
+            branches.append(({id(n) for n in own_nodes(node.body)}, {id(n) for n in own_nodes(node.orelse)}))
+    return branches
+
+
+def _exclusive(branches, a, b) -> bool:
+    return any(id(a) in one and id(b) in other or id(a) in other and id(b) in one for one, other in branches)
 
 
 def _is_backward(call) -> bool:
@@ -235,6 +279,9 @@ def _is_clip(checker, call) -> bool:
     q = checker.qualname(func) or ""
     if q.startswith("torch."):
         return True
+    if not q and isinstance(func, ast.Attribute) and checker.text(func.value) == "nn.utils" \
+            and "nn" not in checker.aliases:
+        return True  # `nn` no import of the file binds: a star import of the project's helpers
     return isinstance(func, ast.Attribute) and "accelerator" in checker.text(func.value).lower()
 
 

@@ -1,0 +1,34 @@
+"""The near twin of bad_star_import_nn_clips_after_scaler_step: `nn` from a star import,
+the gradients unscaled and clipped between the backward and `scalar.step(optimizer)`."""
+import sys
+import types
+
+import torch
+
+_helpers = types.ModuleType("r733_train_helpers")
+exec("from torch import nn", _helpers.__dict__)
+sys.modules.setdefault("r733_train_helpers", _helpers)
+
+from r733_train_helpers import *  # noqa: E402,F403
+
+
+def train_one_epoch(student, optimizer, batches, scalar, grad_norm_clip):
+    for image, target in batches:
+        loss = ((student(image) - target) ** 2).mean() * 100.0
+        optimizer.zero_grad()
+        scalar.scale(loss).backward()
+        if grad_norm_clip > 0:
+            scalar.unscale_(optimizer)
+            nn.utils.clip_grad_norm_(student.parameters(), grad_norm_clip)
+        scalar.step(optimizer)
+        scalar.update()
+    return student
+
+
+def run(grad_norm_clip=0.01):
+    torch.manual_seed(0)
+    student = nn.Linear(3, 2)
+    optimizer = torch.optim.SGD(student.parameters(), lr=0.5)
+    scalar = torch.amp.GradScaler("cpu", init_scale=256.0)
+    batches = [(torch.randn(4, 3), torch.randn(4, 2)) for _ in range(2)]
+    return train_one_epoch(student, optimizer, batches, scalar, grad_norm_clip)
