@@ -344,3 +344,163 @@ def test_torch_agrees_the_buffer_keeps_a_graph_only_when_refreshed_with_gradient
         else:
             model = script["train"](batches)
             assert model.means.grad_fn is None
+
+
+# --- ADL003: a method of the module that builds its result from its arguments alone ----
+
+# The set's form (synthcity's VAE): `loader = self._loader(X, y)`, a method returning
+# a data loader over the arguments, then batches read as `data[0]` in the epoch loop.
+LOADER_MODULE = '''
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Regressor(nn.Module):
+    def __init__(self, dim=4, batch_size=8):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, 8), nn.Tanh(), nn.Linear(8, 1))
+        self.batch_size = batch_size
+
+    def forward(self, x):
+        return self.net(x)
+
+    def _loader(self, X, y):
+        dataset = TensorDataset(X, y)
+        return DataLoader(dataset, batch_size=self.batch_size)
+
+    def fit(self, X, y, epochs=3):
+        loader = self._loader(X, y)
+        optimizer = torch.optim.Adam(self.parameters(), lr=1e-2)
+        for _ in range(epochs):
+            for i, data in enumerate(loader):
+                xb = data[0]
+                yb = data[1]
+                loss = nn.functional.mse_loss(self(xb), yb)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        return self
+'''
+
+# A second false form, written before the change ran on it: a cast helper and a
+# split helper of the module (rows picked by indices another attribute gives), and a
+# loader built in the training method from what they return, under an import alias.
+SPLIT_MODULE = '''
+import numpy as np
+import torch
+from torch import nn
+from torch.utils.data import DataLoader as TorchLoader, TensorDataset
+
+
+class Forecaster(nn.Module):
+    def __init__(self, dim=4, device="cpu"):
+        super().__init__()
+        self.body = nn.Linear(dim, 1)
+        self.device = device
+        self.order = None
+
+    def forward(self, x):
+        return self.body(x)
+
+    def _as_tensor(self, X):
+        if isinstance(X, torch.Tensor):
+            return X.to(self.device).float()
+        return torch.as_tensor(np.asarray(X)).to(self.device).float()
+
+    def _split(self, X, y):
+        idx = self.order if self.order is not None else np.random.permutation(len(X))
+        cut = int(0.8 * len(idx))
+        X_train, X_val = X[idx[:cut]], X[idx[cut:]]
+        return X_train, X_val, y[idx[:cut]], y[idx[cut:]]
+
+    def fit(self, X, y, batch=8, epochs=2):
+        X_train, X_val, y_train, y_val = self._split(self._as_tensor(X), self._as_tensor(y))
+        loader = TorchLoader(TensorDataset(X_train, y_train), batch_size=batch)
+        optimizer = torch.optim.SGD(self.parameters(), lr=1e-2)
+        for _ in range(epochs):
+            for batch_data in loader:
+                xb = batch_data[0]
+                loss = nn.functional.mse_loss(self(xb), batch_data[1])
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+        return nn.functional.mse_loss(self(X_val), y_val).item()
+'''
+
+# The real form: the loader's data set holds features a layer of the module computed
+# once, before the steps; every batch's backward reaches that layer's old graph.
+ENCODED_LOADER_MODULE = LOADER_MODULE.replace(
+    "dataset = TensorDataset(X, y)", "dataset = TensorDataset(torch.tanh(self.net[0](X)), y)").replace(
+    "self(xb)", "self.net[2](self.net[1](xb))")
+
+
+@pytest.mark.parametrize("source", [LOADER_MODULE, SPLIT_MODULE], ids=["loader-method", "cast-and-split"])
+def test_data_from_a_method_over_its_arguments_is_silent(source):
+    assert _found(source, select=("ADL003",)) == []
+
+
+def test_a_loader_over_a_layers_output_is_still_reported():
+    assert _found(ENCODED_LOADER_MODULE, select=("ADL003",)) == \
+        [("ADL003", _line(ENCODED_LOADER_MODULE, "optimizer.step()"))]
+
+
+def test_a_method_writing_an_argument_in_place_does_not_count():
+    source = LOADER_MODULE.replace("        dataset = TensorDataset(X, y)",
+                                   "        X.mul_(self.net[0].weight.mean())\n        dataset = TensorDataset(X, y)")
+    assert _found(source, select=("ADL003",)) == [("ADL003", _line(source, "optimizer.step()"))]
+
+
+def test_torch_agrees_only_the_encoded_loader_fails():
+    torch.manual_seed(0)
+    X, y = torch.randn(32, 4), torch.randn(32, 1)
+    _load(LOADER_MODULE, "loaders")["Regressor"]().fit(X, y)
+    _load(SPLIT_MODULE, "split")["Forecaster"]().fit(X, y)
+    with pytest.raises(RuntimeError):
+        _load(ENCODED_LOADER_MODULE, "encoded")["Regressor"]().fit(X, y)
+
+
+# --- ADL023 (recall): a tensor summed for the epoch whose reduction is the loss -------
+
+# The set's form is re-creation r755 (Transolver's per-variable loss total).  A second
+# form, written before the change ran on it: `torch.mean(...)` of the per-class losses
+# backpropagated, the vector added into a running total with `total = total + v`.
+PER_CLASS = '''
+import torch
+from torch import nn
+
+
+def train(model, batches, optimizer):
+    running = 0
+    for x, y in batches:
+        class_losses = nn.functional.cross_entropy(model(x), y, reduction="none")
+        loss = torch.mean(class_losses)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        running = running + class_losses
+    return running
+'''
+
+# The near-twin: the vector is detached before it is summed.
+PER_CLASS_DETACHED = PER_CLASS.replace("running = running + class_losses",
+                                       "running = running + class_losses.detach()")
+
+
+def test_a_vector_the_loss_reduces_summed_with_its_graph_is_found():
+    assert _found(PER_CLASS, select=("ADL023",)) == [("ADL023", _line(PER_CLASS, "running = running + class_losses"))]
+    message = next(f.message for f in lint_source(PER_CLASS, selection=Selection(select=("ADL023",))))
+    assert "class_losses.detach()" in message and "item()" not in message
+
+
+def test_the_detached_vector_is_silent():
+    assert _found(PER_CLASS_DETACHED, select=("ADL023",)) == []
+
+
+def test_torch_agrees_the_vector_total_keeps_a_graph():
+    torch.manual_seed(0)
+    batches = [(torch.randn(6, 4), torch.randint(0, 3, (6,))) for _ in range(3)]
+    for source, keeps in [(PER_CLASS, True), (PER_CLASS_DETACHED, False)]:
+        model = nn.Linear(4, 3)
+        total = _load(source, "per_class")["train"](model, batches, torch.optim.SGD(model.parameters(), lr=0.1))
+        assert (total.grad_fn is not None) == keeps
