@@ -91,7 +91,10 @@ the same file or of a layer of `self` built from it.  A
 store inside `if flag:` that is false at the default of the method's
 parameter `flag` (`if use_cache:` with `use_cache=False`: a key/value cache
 that generation switches on under `no_grad`) is not reported: nothing shows
-that it runs with gradients.""",
+that it runs with gradients.  Nor is a buffer re-bound in a method other than
+`forward` that turns no gradient on itself and whose every mention in the
+repository is a call made without gradients (`with torch.no_grad():
+model.update_embeddings(x, y)` after each step).""",
 )
 
 

@@ -86,6 +86,11 @@ core.train import Trainer`, whose `reset_grad()`, or a project base's, clears:
 `trainer.reset_grad()`); an object handed in or bound to something else too is
 not, nor a method of a class outside the project, and such loops are
 reported.
+An optimizer built (on every binding of its name in the function) from a class
+of another project file that derives from torch's abstract `Optimizer` alone
+and whose code, project bases included, reads no `.grad` and calls no `step()`
+(a K-FAC estimate averaging what its hooks saved) reads nothing that piles up:
+its loop is not reported.
 An optimizer built inside the loop over tensors also made there (`x =
 z.detach().clone()`, `opt = SGD([x])`: a fresh leaf each iteration, as
 guidance loops do), or over the parameters of a module made there (`model =

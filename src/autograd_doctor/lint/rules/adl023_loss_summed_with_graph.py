@@ -118,7 +118,9 @@ for x, y in loader:
 graph, which changes the program only where code outside this function
 differentiates the sum.""",
     known_problems="""Only a sum into a plain name, in the function that runs the loop, of a
-loss name that the same loop backpropagates, is seen (and an append to a
+loss name that the same loop backpropagates (or of a part of it: an operand of
+its binding with a graph of its own, or the tensor it reduces, `loss =
+per_var.mean()`, whose sum is advised `.detach()`, not `.item()`), is seen (and an append to a
 list name, a method of an object held by a plain name, an entry under the key
 that a loop over the backpropagated dictionary iterates, and an attribute of
 `self` in a method that a loop of the file calls): a loss summed into an
