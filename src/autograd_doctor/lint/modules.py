@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from autograd_doctor.lint import names as N
-from autograd_doctor.lint.methods import data_only_methods
+from autograd_doctor.lint.methods import argument_only_methods, data_only_methods
 from autograd_doctor.lint.project_factories import imported_factory
 
 CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
@@ -139,10 +139,12 @@ class ModuleFacts:
 
     def data_only_methods_of(self, cls: str | None) -> frozenset:
         """The methods of the same-file module class ``cls`` that use none of its
-        layers (methods.py)."""
+        layers (methods.py): those that read only plain data kept on the module, and
+        those that return what they build from their own arguments alone."""
         if cls not in self._data_only_methods:
             node = self.module_class_nodes.get(cls)
-            self._data_only_methods[cls] = data_only_methods(node) if node is not None else frozenset()
+            self._data_only_methods[cls] = data_only_methods(node) | argument_only_methods(node, self.qualname) \
+                if node is not None else frozenset()
         return self._data_only_methods[cls]
 
     def module_spec(self, call, defaults=None) -> ModuleSpec | None:

@@ -115,7 +115,10 @@ g_loss.backward()            # every backward through the old graph first
 d_opt.step()
 # or recompute after the step: g_loss = D(x).mean()""",
     fix_safety="No automatic fix: the right order (or recomputation) depends on the algorithm.",
-    known_problems="""One function is followed, with what the methods of the same object
+    known_problems="""A method of the module's own class whose every `return` is built from its
+arguments alone (a data loader over them, a cast, rows picked by an index) uses
+no layer: data read from it has no graph (`loader = self._dataloader(X)`).
+One function is followed, with what the methods of the same object
 return (`critic_loss, actor_loss = self.losses(batch)`: the layers each value
 was computed from, summaries.py), the attributes its other methods compute,
 and what the file's calls pass a top-level function; values passed in by

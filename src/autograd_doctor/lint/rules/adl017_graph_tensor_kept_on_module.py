@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint import names as N
+from autograd_doctor.lint.repository_callers import called_only_without_gradients
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -97,7 +98,10 @@ the same file or of a layer of `self` built from it.  A
 store inside `if flag:` that is false at the default of the method's
 parameter `flag` (`if use_cache:` with `use_cache=False`: a key/value cache
 that generation switches on under `no_grad`) is not reported: nothing shows
-that it runs with gradients.""",
+that it runs with gradients.  Nor is a buffer re-bound in a method other than
+`forward` that turns no gradient on itself and whose every mention in the
+repository is a call made without gradients (`with torch.no_grad():
+model.update_embeddings(x, y)` after each step).""",
 )
 
 
@@ -410,6 +414,8 @@ def _in_place_message(attr: str, source: str) -> str:
 
 def check_scope(checker, scope) -> None:
     for kind, node, name, cls in scope.noted("ADL017"):
+        if kind in ("buffer", "buffer in place") and _method_called_only_without_gradients(checker, scope):
+            continue
         if kind == "buffer in place":
             checker.report("ADL017", node, _in_place_message(name, "that carries this forward's graph"))
         elif kind == "deepcopy":
@@ -431,6 +437,23 @@ def check_scope(checker, scope) -> None:
                            f"buffer `self.{name}` is given a tensor that carries this forward's graph; the "
                            f"next forward links to it and backward() fails ('Trying to backward through "
                            f"the graph a second time'); store `.detach()`ed values")
+
+
+def _method_called_only_without_gradients(checker, scope) -> bool:
+    """The buffer is updated in a method of the module other than `forward` (an
+    entry point `nn.Module.__call__` runs with the caller's gradients), the method
+    turns no gradient on itself, and every mention of its name in the repository is
+    a call made without gradients (``repository_callers.py``: under `with
+    torch.no_grad():`, in a function decorated so, or in one its own file only calls
+    so; at least one call): the value it stores has no graph (set AU, DUQ's
+    `update_embeddings(x, y)`, called after each step under `torch.no_grad()`)."""
+    function = scope.function_node
+    if function is None or scope.owner_class is None or scope.name == "forward":
+        return False
+    text = checker.text(function)
+    if "enable_grad" in text or "set_grad_enabled" in text:
+        return False
+    return called_only_without_gradients(scope.name, checker.filename, checker.tree)
 
 
 # calls whose result holds no graph: a value read through them is released

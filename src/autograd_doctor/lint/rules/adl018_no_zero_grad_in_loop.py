@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import ast
+import os
 import re
 
 from autograd_doctor.lint import names as N
-from autograd_doctor.lint.clearing import clears_in_project, inherited_method_clears, project_class
+from autograd_doctor.lint.clearing import clears_in_project, inherited_method_clears, parsed_file, project_class
 from autograd_doctor.lint.rules.base import Rule
 
 # `p.grad = None`, `p.grad.zero_()`, `p.grad.data.zero_()`, `p.grad.detach_()`
@@ -96,6 +97,11 @@ core.train import Trainer`, whose `reset_grad()`, or a project base's, clears:
 `trainer.reset_grad()`); an object handed in or bound to something else too is
 not, nor a method of a class outside the project, and such loops are
 reported.
+An optimizer built (on every binding of its name in the function) from a class
+of another project file that derives from torch's abstract `Optimizer` alone
+and whose code, project bases included, reads no `.grad` and calls no `step()`
+(a K-FAC estimate averaging what its hooks saved) reads nothing that piles up:
+its loop is not reported.
 An optimizer built inside the loop over tensors also made there (`x =
 z.detach().clone()`, `opt = SGD([x])`: a fresh leaf each iteration, as
 guidance loops do), or over the parameters of a module made there (`model =
@@ -168,6 +174,8 @@ def check_scope(checker, scope) -> None:
             continue  # `self.standard_loss(x, y)`, inherited from a project class, clears
         if _project_instance_method_clears(checker, scope, node):
             continue  # `wrapper.reset_grads()`, `wrapper = Wrapper(model)` of a project class that clears
+        if _steps_without_reading_gradients(checker, scope, optimizer):
+            continue  # `opt = KFAC(net)`: a project optimizer whose `step()` never reads `.grad`
         if not _trained_parameters_used_later(checker, scope, optimizer, end, backwards):
             continue  # a smoke run: nothing after the loop sees what the steps did
         checker.report("ADL018", node,
@@ -991,6 +999,97 @@ def _constructing_class(checker, function, name: str) -> str | None:
                 return None
             classes.add(qualname)
     return classes.pop() if len(classes) == 1 else None
+
+
+# torch's abstract base, whose own `step()` only raises NotImplementedError
+_ABSTRACT_OPTIMIZERS = frozenset({"torch.optim.Optimizer", "torch.optim.optimizer.Optimizer"})
+
+
+def _steps_without_reading_gradients(checker, scope, optimizer: str) -> bool:
+    """The stepped optimizer is, on every binding of its name in the function, built
+    from one class of another project file (`opt = KFAC(net)`, `from util.kfac import
+    KFAC`) whose `step()` never reads a gradient: the class and its project bases
+    derive from torch's abstract `Optimizer` alone, and none of their code (nor a
+    function of their files that it calls by name) reads a `.grad` attribute or calls
+    any `step()` (a wrapper's `self.base.step()`, `super().step()`).  What `backward()`
+    piles up in `.grad` is then read by nothing the loop runs (set AU,
+    last_layer_laplace's K-FAC estimate, whose `step()` only averages the layer
+    inputs and output gradients its hooks saved).  Any base outside the project
+    but torch's `Optimizer`, or a class not found, is no evidence."""
+    if not optimizer.isidentifier():
+        return False
+    qualname = _constructing_class(checker, scope.function if scope.function is not None else checker.tree,
+                                   optimizer)
+    found = project_class(qualname, checker.filename) if qualname else None
+    if found is None:
+        return False
+    seen = set()
+    while True:
+        path, cls = found
+        if (path, cls.name) in seen:
+            return False
+        seen.add((path, cls.name))
+        tree = parsed_file(path)
+        if tree is None or _reads_gradients(cls, tree):
+            return False
+        if len(cls.bases) != 1 or cls.keywords:
+            return False
+        base = _dotted_base(cls.bases[0], tree, path)
+        if base in _ABSTRACT_OPTIMIZERS:
+            return True
+        found = project_class(base, path) if base and "." in base else None
+        if found is None:
+            return False
+
+
+def _reads_gradients(cls: ast.ClassDef, tree: ast.Module) -> bool:
+    """Whether the code of ``cls``, or a function of its file ``tree`` that it calls
+    by name (directly or through others), reads `.grad` (also `getattr(p, "grad")`)
+    or calls a `step()`."""
+    functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    todo, walked = [cls], set()
+    while todo:
+        code = todo.pop()
+        for node in ast.walk(code):
+            if isinstance(node, ast.Attribute) and node.attr in ("grad", "step"):
+                return True
+            if isinstance(node, ast.Constant) and node.value == "grad":
+                return True
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in functions and node.func.id not in walked:
+                walked.add(node.func.id)
+                todo.append(functions[node.func.id])
+    return False
+
+
+def _dotted_base(base, tree: ast.Module, path: str) -> str | None:
+    """A base class expression of a class in ``tree`` (the file ``path``) as the full
+    dotted name its imports give it (`Optimizer` of `from torch.optim.optimizer import
+    Optimizer`, `optim.Optimizer` of `from torch import optim`); a same-file class as
+    `<module>.Name`; None for anything else."""
+    parts = []
+    while isinstance(base, ast.Attribute):
+        parts.insert(0, base.attr)
+        base = base.value
+    if not isinstance(base, ast.Name):
+        return None
+    head = base.id
+    aliases = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    aliases[a.asname] = a.name
+                else:
+                    aliases[a.name.split(".")[0]] = a.name.split(".")[0]
+    if head in aliases:
+        return ".".join([aliases[head], *parts])
+    if not parts and any(isinstance(n, ast.ClassDef) and n.name == head for n in tree.body):
+        return f"{os.path.splitext(os.path.basename(path))[0]}.{head}"
+    return None
 
 
 def _stepped_optimizer(checker, call) -> str | None:

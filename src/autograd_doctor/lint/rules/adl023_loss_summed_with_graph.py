@@ -118,7 +118,9 @@ for x, y in loader:
 graph, which changes the program only where code outside this function
 differentiates the sum.""",
     known_problems="""Only a sum into a plain name, in the function that runs the loop, of a
-loss name that the same loop backpropagates, is seen (and an append to a
+loss name that the same loop backpropagates (or of a part of it: an operand of
+its binding with a graph of its own, or the tensor it reduces, `loss =
+per_var.mean()`, whose sum is advised `.detach()`, not `.item()`), is seen (and an append to a
 list name, a method of an object held by a plain name, an entry under the key
 that a loop over the backpropagated dictionary iterates, and an attribute of
 `self` in a method that a loop of the file calls): a loss summed into an
@@ -1485,7 +1487,9 @@ def _restarted_around_network_loop(loop, base, path, bindings) -> bool:
 def _part_of(checker, part, backward, bindings, graph_values):
     """The binding of the backpropagated loss that ``part`` is an operand of (`loss =
     part + w * other`), when both are bound in the loop that runs the backward, before
-    it, on its path, ``part`` once and with a graph of its own; else None."""
+    it, on its path, ``part`` once and with a graph of its own (or the loss is a
+    reduction of ``part`` alone, `loss = part.mean()`, whose backward proves it);
+    else None."""
     loss, call, back_path = backward
     loop = next((outer for outer, field in reversed(back_path)
                  if isinstance(outer, _LOOPS) and field == "body"), None)
@@ -1496,8 +1500,10 @@ def _part_of(checker, part, backward, bindings, graph_values):
     if not loss_bindings:
         return None
     _, loss_line, loss_node, loss_path = max(loss_bindings, key=lambda b: b[1])
-    if not isinstance(loss_node, (ast.Assign, ast.AnnAssign)) or part not in _operand_names(loss_node.value) \
-            or _shared_loop(loss_path, back_path) is not loop:
+    if not isinstance(loss_node, (ast.Assign, ast.AnnAssign)) or loss_node.value is None:
+        return None
+    reduced = _reduced_name(loss_node.value) == part  # `loss = part.mean()`: the backward proves part's graph
+    if not (reduced or part in _operand_names(loss_node.value)) or _shared_loop(loss_path, back_path) is not loop:
         return None
     part_bindings = [b for b in inside if b[0] == part]
     if len(part_bindings) != 1:
@@ -1505,10 +1511,33 @@ def _part_of(checker, part, backward, bindings, graph_values):
     _, part_line, part_node, part_path = part_bindings[0]
     if part_line >= loss_line or _shared_loop(part_path, loss_path) is not loop:
         return None
+    if reduced:
+        return loss_node
     graph = graph_values.get(id(getattr(part_node, "value", None)))
     if graph is None or (not graph and not _reads_model_output(checker, part_node.value, part_line, inside)):
         return None
     return loss_node
+
+
+# reductions whose result is computed from the reduced tensor alone
+_REDUCTIONS = frozenset({"mean", "sum"})
+
+
+def _reduced_name(node) -> str | None:
+    """The name that ``node``, a backpropagated loss's value, reduces and nothing
+    else (`per_var.mean()`, `per_var.sum(dim=0)`, `torch.mean(per_var)`): the backward
+    of the loss then proves that the name carries a graph (set AU, Transolver's
+    AirfRANS loop: `total_loss = loss_per_var.mean()` backpropagated, `loss_per_var`
+    summed for the epoch)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _REDUCTIONS
+            and all(k.arg in ("dim", "keepdim") for k in node.keywords)):
+        return None
+    receiver, args = node.func.value, node.args
+    if isinstance(receiver, ast.Name) and receiver.id == "torch" and args:
+        receiver, args = args[0], args[1:]  # `torch.mean(per_var)`
+    if not isinstance(receiver, ast.Name) or any(not isinstance(a, ast.Constant) for a in args):
+        return None
+    return receiver.id
 
 
 def _rooted_at_self(node) -> bool:
@@ -1596,9 +1625,13 @@ def _report(checker, total, loss, value, stmt, backward, part_of=None, through=N
     related = [(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
                 f"`{loss}` carries a graph: backpropagated here")]
     what = f"`{loss}`, which"
+    advice = f"`{loss}.item()` (or `{loss}.detach()`)"
     if part_of is not None:
         whole, part_of = part_of
         what = f"`{loss}`, a part of `{whole}` (line {part_of.lineno}), which"
+        if _reduced_name(part_of.value) == loss:
+            what = f"`{loss}`, which `{whole}` (line {part_of.lineno}) reduces and"
+            advice = f"`{loss}.detach()` (a tensor the loss reduces, not one number)"
         related = [(part_of.lineno, checker.col(part_of.lineno, part_of.col_offset), 0,
                     f"`{loss}` is a part of `{whole}` here"),
                    (backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
@@ -1614,4 +1647,4 @@ def _report(checker, total, loss, value, stmt, backward, part_of=None, through=N
         f"`{total}` {'keeps' if appended else 'sums'} {what} `{checker.text(backward)}` on line "
         f"{backward.lineno} backpropagates, with its graph on every iteration of this loop: the {noun} keeps "
         f"the graph of every iteration alive, so memory grows with the iteration count; {verb} "
-        f"`{loss}.item()` (or `{loss}.detach()`)", fix, related=related)
+        f"{advice}", fix, related=related)
