@@ -192,3 +192,97 @@ def test_a_learned_start_computed_before_the_loop_is_still_found_and_fails():
         assert "modified by an inplace operation" in str(error)
     else:
         raise AssertionError("the second chunk's backward should reach the start the step changed")
+
+
+# --- ADL003: a state cut in place by `detach_()` before each backward ------------------
+#
+# The set's loop has a second link missing: it calls `hidden.detach_()` at the top of
+# each iteration, before the forward that reads it, so even an initial state computed
+# from the parameters is cut from its graph before any backward after the step.  The
+# in-place cut was read for a state the loop carries (`_carried`), not for the value
+# bound before the loop.
+
+# The set's loop, its initial state now a learned one (no longer made with `new`).
+LEARNED_CUT = LEARNED_START.replace(
+    "        logits, _ = model(tokens[:len(targets)], hidden)",
+    "        hidden.detach_()\n"
+    "        logits, hidden = model(tokens[:len(targets)], hidden)",
+)
+
+# A second form, written before the change ran on it: a held recurrent policy whose
+# initial state a layer computes from a learned seed; a `while` loop over the
+# observations cuts it in place first, then steps.
+SEEDED_AGENT = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+    class SeededPolicy(nn.Module):
+        def __init__(self, n_obs, size, n_actions):
+            super().__init__()
+            self.seed = nn.Parameter(torch.ones(1, 1, 2))
+            self.start = nn.Linear(2, size)
+            self.core = nn.GRU(n_obs, size)
+            self.head = nn.Linear(size, n_actions)
+
+        def forward(self, obs, state):
+            features, state = self.core(obs, state)
+            return self.head(features).log_softmax(-1), state
+
+        def initial_state(self, n):
+            return torch.tanh(self.start(self.seed)).expand(1, n, -1).contiguous()
+
+    class Agent:
+        def __init__(self):
+            torch.manual_seed(0)
+            self.policy = SeededPolicy(4, 6, 3)
+            self.optimizer = torch.optim.SGD(self.policy.parameters(), lr=0.1)
+
+        def update(self, observations, actions, advantages):
+            state = self.policy.initial_state(observations.shape[1])
+            t = 0
+            while t < observations.shape[0]:
+                state.detach_()
+                log_probs, state = self.policy(observations[t:t + 1], state)
+                chosen = log_probs[0].gather(1, actions[t].unsqueeze(1)).squeeze(1)
+                loss = -(chosen * advantages[t]).mean()
+                self.optimizer.zero_grad()
+                loss.backward(retain_graph=True)
+                self.optimizer.step()
+                t += 1
+            return self.policy
+""")
+
+
+def test_a_learned_start_cut_in_place_before_each_chunk_is_silent_and_runs():
+    assert _found(LEARNED_CUT) == []
+    model = _load(LEARNED_CUT)["train"](_corpus())
+    reference_source = LEARNED_CUT.replace("        hidden.detach_()\n", "        hidden = hidden.detach()\n")
+    assert reference_source != LEARNED_CUT
+    reference = _load(reference_source, "set_at_reference")["train"](_corpus())
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), reference.parameters()))
+
+
+def test_a_held_policy_state_cut_in_place_in_a_while_loop_is_silent_and_runs():
+    assert _found(SEEDED_AGENT) == []
+    agent = _load(SEEDED_AGENT)["Agent"]()
+    observations = torch.randn(4, 2, 4, generator=torch.Generator().manual_seed(2))
+    actions = torch.randint(0, 3, (4, 2), generator=torch.Generator().manual_seed(3))
+    policy = agent.update(observations, actions, torch.ones(4, 2))
+    assert all(torch.isfinite(p).all() for p in policy.parameters())
+
+
+def test_a_cut_only_on_one_branch_keeps_the_link():
+    # the cut must run whenever the step runs: on one branch of an `if`, the other
+    # path reaches the step-changed start (a config that cuts, another that does not)
+    source = LEARNED_CUT.replace(
+        "        hidden.detach_()\n",
+        "        if start > 100:\n"
+        "            hidden.detach_()\n")
+    assert source != LEARNED_CUT
+    assert ("ADL003", _line(source, "optimizer.step()")) in _found(source)
+    try:
+        _load(source)["train"](_corpus())
+    except RuntimeError as error:
+        assert "modified by an inplace operation" in str(error)
+    else:
+        raise AssertionError("without the cut, the second chunk's backward reaches the changed start")
