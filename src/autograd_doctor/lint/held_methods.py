@@ -303,5 +303,14 @@ def _in_size_position(name: ast.Name, parents: dict) -> bool:
         if isinstance(func, ast.Name):
             return func.id in _SIZE_BUILTINS or func.id in _SIZE_FACTORIES
         if isinstance(func, ast.Attribute):
-            return func.attr in _SHAPE_METHODS | _SIZE_FACTORIES | _CONVERSIONS
+            return func.attr in _SHAPE_METHODS | _SIZE_FACTORIES | _CONVERSIONS or _legacy_new_sizes(parent)
     return False
+
+
+def _legacy_new_sizes(call: ast.Call) -> bool:
+    """`weight.new(self.depth, n, self.hidden)`: the legacy constructor given two or
+    more positional arguments takes them as sizes (a new, uninitialised tensor).  With
+    one argument it may take data instead, and `p.new(self.weight)` is an alias of the
+    parameter that keeps its graph, so one argument is no size."""
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "new" and len(call.args) >= 2 \
+        and not any(isinstance(a, ast.Starred) for a in call.args)

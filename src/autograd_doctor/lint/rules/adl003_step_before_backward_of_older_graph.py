@@ -1114,6 +1114,8 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq, freeing_loop=No
             continue
         seen.add((name, entry[0]))
         bseq, value, grad_off = entry
+        if bseq < step and _cut_in_place(scope, name, bseq, at, step_seq):
+            continue
         value = _value_of(scope, name, entry, checker)
         if bseq < step and _is_parameter_binding(scope, name, entry) and not _owned(name, owners):
             given = _from_callers(checker, scope, name, owners)
@@ -1142,6 +1144,21 @@ def _old_graph(checker, scope, recv, at, step, owners, step_seq, freeing_loop=No
         else:
             work += [(n, bseq) for n in _dependencies(checker, value, scope.module_class, scope.owner_class)[0]]
     return None
+
+
+def _cut_in_place(scope, name, bseq, at, step_seq) -> bool:
+    """The value bound to ``name`` at ``bseq``, before the step, is cut from its graph
+    by `name.detach_()` before the backward at ``at`` reads it after the step: a cut of
+    that very binding (no re-binding of ``name`` between them) that runs whenever the
+    step at ``step_seq`` runs (same block of the same loop body, no branch between),
+    and, for a backward later in the same iteration than the step, before it.  A
+    backward claimed in the next iteration comes after the whole body, cut included."""
+    for d in scope.detached_in_place.get(name, ()):
+        if d <= bseq or scope.bound_between(name, bseq, d):
+            continue
+        if scope.run_together(min(d, step_seq), max(d, step_seq)) and (at < step_seq or d < at):
+            return True
+    return False
 
 
 def _freeing_loop(scope, b: int, bnode, step_seq: int, cut: int):
