@@ -353,9 +353,10 @@ outputs".
 **The fix.** Reduce to the loss you minimise: `y.sum().backward()` (or `.mean()`, which scales the
 gradients), or pass the upstream gradient: `y.backward(torch.ones_like(y))`. The same holds for
 `torch.autograd.grad(y, x)` (`grad_outputs=torch.ones_like(y)`). When `y` holds one loss per
-element (made by a loss function with `reduction="none"`), autograd-doctor offers `.mean()`, which
-is what the loss function does by default; `.sum()` would multiply the gradients, and so the step
-size, by the number of elements.
+element (made by a loss function with `reduction="none"`), autograd-doctor names both `.mean()`
+(what the loss function does by default) and `.sum()` (which multiplies the gradients, and an SGD
+step, by the number of elements) and does not choose: which one the training means, the program does
+not show, unless it reduces that tensor itself after backward() (the number it reports).
 
 `torch.func.grad(f)` needs the same of `f`: a function returning several numbers fails with
 "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with 1 dims".
