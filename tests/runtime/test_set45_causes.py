@@ -175,3 +175,43 @@ def test_the_released_loss_of_the_correct_version_is_silent(tmp_path):
 def test_a_shape_changed_before_any_graph_is_silent(tmp_path):
     outcome = run_program(tmp_path, VOCABULARY_PRUNED_BEFORE_TRAINING)
     assert outcome.error is None and not outcome.diagnoses
+
+
+# --- AD218 (full mode): a leaf whose shape changed since the last backward() was not updated from
+# its gradient (a gradient step keeps the shape); the pruned programs above are silent ------------
+
+# The pruned vocabulary, its old loss released: a correct program (the gradient is carried on purpose).
+VOCABULARY_PRUNED_RELEASED = VOCABULARY_PRUNED.replace(
+    "        emb.weight.data = emb.weight.data[:keep]", "        del loss\n        emb.weight.data = "
+    "emb.weight.data[:keep]")
+
+# Its twin that does update the table by hand from the gradient and never clears it: still AD218.
+VOCABULARY_UPDATED_BY_HAND = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    emb = nn.Embedding(60, 4)
+    ids = torch.tensor([1, 5, 7])
+    for step in range(3):
+        loss = emb(ids).pow(2).sum()
+        loss.backward()  # BACKWARD
+        emb.weight.data -= 0.1 * emb.weight.grad.data
+    result = {"weight": emb.weight.detach().clone()}
+"""
+
+
+def test_the_correct_pruning_program_is_silent_in_full_mode(tmp_path):
+    outcome = run_program(tmp_path, _source("correct", "pruned_linear_weight_sliced_while_old_loss_alive"),
+                          mode="full")
+    assert outcome.error is None and not outcome.diagnoses, _codes(outcome)
+
+
+def test_a_pruned_vocabulary_whose_loss_was_released_is_silent_in_full_mode(tmp_path):
+    outcome = run_program(tmp_path, VOCABULARY_PRUNED_RELEASED, mode="full")
+    assert outcome.error is None and not outcome.diagnoses, _codes(outcome)
+
+
+def test_a_table_updated_by_hand_without_clearing_is_still_reported_in_full_mode(tmp_path):
+    outcome = run_program(tmp_path, VOCABULARY_UPDATED_BY_HAND, mode="full")
+    assert codes.STALE_LEAF_GRADIENT in _codes(outcome)
