@@ -11,7 +11,9 @@ before the changes were run on them.
   layer.weight.data[:, :90]` with the first loss `x` still alive): the new graph reuses that
   accumulator, which checks the old shape, and backward() fails with "Function TBackward0 returned
   an invalid gradient". The shape change is named; when the tensor backward() was called on is the
-  same name that held the old graph, the help releases it first (`del x`)."""
+  same name that held the old graph, the help releases it first (`del x`).
+- AD218 (full mode) no longer counts a leaf whose shape changed since the last backward() as
+  updated from its gradient (a step keeps the shape): the correct pruning program was reported."""
 
 from __future__ import annotations
 
