@@ -92,10 +92,9 @@ def test_non_scalar_loss_from_reduction_none(tmp_path):
     """)
     diagnosis = diagnoses[0]
     assert diagnosis.code == "AD112" and diagnosis.primary.line == marked_line(source, "RAISES")
-    fixed = apply_suggestion(source, diagnosis.help[0])
-    error, namespace = run_plain(write(tmp_path, fixed, "fixed"))
-    assert error is None
-    assert namespace["model"].weight.grad.shape == (1, 3)
+    # Losses kept per element: the mean or the sum is the user's choice (set 45), so advice.
+    assert all(suggestion.replacement is None for suggestion in diagnosis.help)
+    assert "loss.mean()" in diagnosis.help[0].message and "loss.sum()" in diagnosis.help[0].message
 
 
 def test_non_scalar_through_torch_autograd_backward_gets_no_broken_rewrite(tmp_path):
@@ -962,9 +961,11 @@ def test_grad_scaler_unscale_after_step_inside_a_training_function(tmp_path):
 
 
 
-def test_backward_of_per_element_losses_averages_them_as_the_loss_function_would(tmp_path):
-    """AD112 on losses made with reduction="none": the change is .mean(), the loss function's
-    default, and the changed program's gradients are those of the default reduction."""
+def test_backward_of_per_element_losses_names_both_reductions_and_chooses_none(tmp_path):
+    """AD112 on losses made with reduction="none": the mean (the loss function's default) and the
+    sum (gradients, and an SGD step, N times larger) train differently, and the program does not
+    show which one is meant (set 45's report reduced with .sum(), sets 8 and 17 with .mean()): the
+    help is advice naming both."""
     source, path, diagnoses = diagnose(tmp_path, """
         import torch
         import torch.nn as nn
@@ -979,15 +980,8 @@ def test_backward_of_per_element_losses_averages_them_as_the_loss_function_would
     diagnosis = diagnoses[0]
     assert diagnosis.code == "AD112"
     help_ = diagnosis.help[0]
-    assert help_.replacement == "loss.mean().backward()"
-    assert "as the loss function does by default" in help_.message
-    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, help_), "changed"))
-    assert error is None
-    torch.manual_seed(0)
-    reference = torch.nn.Linear(3, 2)
-    x, labels = torch.randn(8, 3), torch.randint(0, 2, (8,))
-    torch.nn.CrossEntropyLoss()(reference(x), labels).backward()
-    assert torch.equal(namespace["model"].weight.grad, reference.weight.grad)
+    assert help_.replacement is None
+    assert "loss.mean()" in help_.message and "loss.sum()" in help_.message and "8 times larger" in help_.message
 
 
 def test_backward_of_losses_made_with_reduction_none_in_a_functional_call(tmp_path):
@@ -1001,7 +995,7 @@ def test_backward_of_losses_made_with_reduction_none_in_a_functional_call(tmp_pa
         errors.backward()
     """)
     help_ = diagnoses[0].help[0]
-    assert help_.replacement == "errors.mean().backward()"
+    assert help_.replacement is None and "errors.mean()" in help_.message and "errors.sum()" in help_.message
 
 
 def test_backward_of_a_non_scalar_that_is_no_loss_still_sums(tmp_path):
@@ -1258,8 +1252,8 @@ def test_deepcopy_of_an_object_whose_list_holds_appended_losses(tmp_path):
 
 
 def test_per_sample_losses_given_to_torch_autograd_backward(tmp_path):
-    """AD112 for torch.autograd.backward(losses): the losses are averaged in the call, as for
-    losses.backward(); the gradient is the default reduction's (mean)."""
+    """AD112 for torch.autograd.backward(losses): losses kept per element, as for
+    losses.backward(): advice naming the mean and the sum."""
     source, path, diagnoses = diagnose(tmp_path, """
         import torch
         from torch import nn
@@ -1274,14 +1268,8 @@ def test_per_sample_losses_given_to_torch_autograd_backward(tmp_path):
     diagnosis = diagnoses[0]
     assert diagnosis.code == "AD112"
     assert diagnosis.primary.line == marked_line(source, "RAISES")
-    assert diagnosis.help[0].replacement == "torch.autograd.backward(losses.mean())"
-    error, namespace = run_plain(write(tmp_path, apply_suggestion(source, diagnosis.help[0]), "fixed"))
-    assert error is None
-    torch.manual_seed(0)
-    reference = torch.nn.Linear(4, 3)
-    x, y = torch.randn(5, 4), torch.tensor([0, 1, 2, 0, 1])
-    torch.nn.functional.cross_entropy(reference(x), y).backward()
-    assert torch.allclose(namespace["model"].weight.grad, reference.weight.grad)
+    assert diagnosis.help[0].replacement is None
+    assert "losses.mean()" in diagnosis.help[0].message and "losses.sum()" in diagnosis.help[0].message
 
 
 def test_labels_written_as_numbers_are_not_where_the_path_was_cut(tmp_path):

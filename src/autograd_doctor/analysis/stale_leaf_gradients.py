@@ -56,6 +56,7 @@ class RememberedLeaf:
     gradient_version: int
     version: int
     sample: tuple | None
+    shape: tuple
 
 
 def _sample(leaf: torch.Tensor) -> tuple | None:
@@ -113,7 +114,7 @@ class StaleLeafGradients:
             if gradient is None or id(leaf) in stepped or leaf.is_inference():
                 continue
             self.remembered.append(RememberedLeaf(weakref.ref(leaf), weakref.ref(gradient), gradient._version,
-                                                  leaf._version, _sample(leaf)))
+                                                  leaf._version, _sample(leaf), tuple(leaf.shape)))
 
     def before_backward(self, call, func, args: tuple, kwargs: dict, write_log) -> Diagnosis | None:
         remembered, self.remembered = self.remembered, []
@@ -125,6 +126,8 @@ class StaleLeafGradients:
             gradient = leaf.grad if leaf is not None else None
             if gradient is None or gradient is not entry.gradient() or gradient._version != entry.gradient_version:
                 continue  # cleared (set to None, zeroed) or replaced
+            if tuple(leaf.shape) != entry.shape:
+                continue  # resized (pruned through .data): a step from its gradient keeps the shape
             if leaf._version == entry.version and _sample(leaf) == entry.sample:
                 kept.append(leaf)  # not updated since: accumulating, on purpose unless read in between (AD245)
                 continue

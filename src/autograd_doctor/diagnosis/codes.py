@@ -353,9 +353,10 @@ outputs".
 **The fix.** Reduce to the loss you minimise: `y.sum().backward()` (or `.mean()`, which scales the
 gradients), or pass the upstream gradient: `y.backward(torch.ones_like(y))`. The same holds for
 `torch.autograd.grad(y, x)` (`grad_outputs=torch.ones_like(y)`). When `y` holds one loss per
-element (made by a loss function with `reduction="none"`), autograd-doctor offers `.mean()`, which
-is what the loss function does by default; `.sum()` would multiply the gradients, and so the step
-size, by the number of elements.
+element (made by a loss function with `reduction="none"`), autograd-doctor names both `.mean()`
+(what the loss function does by default) and `.sum()` (which multiplies the gradients, and an SGD
+step, by the number of elements) and does not choose: which one the training means, the program does
+not show, unless it reduces that tensor itself after backward() (the number it reports).
 
 `torch.func.grad(f)` needs the same of `f`: a function returning several numbers fails with
 "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor with 1 dims".
@@ -4889,6 +4890,40 @@ straight-through estimator; if it is a fixed setting, keep it out of the optimiz
 `requires_grad=False`). autograd-doctor names the comparison and leaves the choice to you.
 """,
     heading="a parameter read only in comparisons",
+    example_setup="from torch import nn\n",
+)
+
+STALE_GRADIENT_ACCUMULATOR = _code(
+    "AD326",
+    "a parameter's shape was changed through .data while a graph built before still held its gradient accumulator",
+    """\
+**What it means.** Pruning by hand, `layer.weight.data = layer.weight.data[:, :90]`, changes a
+parameter's shape in place of the tensor. A leaf's gradient accumulator (the AccumulateGrad node
+that adds into its `.grad`) is made once and kept as long as a graph holds it, and it records the
+leaf's shape when it is made. If a graph built before the change is still alive (the loss of the
+last step, still bound to a name), the next forward pass reuses that accumulator, and backward()
+fails in the node before it: "Function TBackward0 returned an invalid gradient at index 0 - got
+[10, 90] but expected shape compatible with [10, 100]". autograd-doctor checks that the node's
+input is the accumulator of a leaf whose shape is now the gradient's, names the `.data` assignment
+that changed it, and the name that held the old graph.
+
+**Minimal example.**
+
+    layer = nn.Linear(4, 2)
+    loss = layer(torch.ones(4)).sum()
+    loss.backward()
+    layer.weight.data = layer.weight.data[:, :3]     # AD326: loss still holds the old graph
+    loss = layer(torch.ones(3)).sum()
+    loss.backward()
+
+**The fix.** Release the old graph before changing the shape (`del loss` before the `.data`
+assignment; the next forward pass then makes an accumulator of the new shape, and the gradient
+already in `.grad` is kept), or give the module a new parameter of the new shape
+(`layer.weight = nn.Parameter(...)`: a new leaf, whose `.grad` starts empty). When the tensor
+backward() was called on is the name that held the old graph and nothing else took it,
+autograd-doctor inserts the `del`.
+""",
+    heading="a parameter's shape changed under a stale gradient accumulator",
     example_setup="from torch import nn\n",
 )
 

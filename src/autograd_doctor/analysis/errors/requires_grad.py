@@ -113,10 +113,19 @@ def non_scalar_backward(context: ErrorContext, already):
         found = context.innermost_user()
         per_element_loss = _unreduced_loss(output, filename, receiver, statement.lineno,
                                            found[0] if found is not None else None)
-        reduction = "mean" if per_element_loss else "sum"
-        own_reduction = _reduction_written_later(filename, receiver, statement) if not per_element_loss else None
-        if own_reduction is not None:
-            reduction = own_reduction
+        own_reduction = _reduction_written_later(filename, receiver, statement)
+        if per_element_loss and own_reduction is None:
+            # Losses kept per element: the mean (the loss function's default) and the sum train
+            # differently (the sum multiplies the gradients, and an SGD step, by the number of
+            # elements), and which one the training means the program does not show.
+            notes.append(f"{text} holds one loss per element ({per_element_loss})")
+            helps.append(Suggestion(
+                f"reduce {text} to the one number the training minimises before backward(): {text}.mean() "
+                f"(the loss function's default, reduction='mean') or {text}.sum() (whose gradients, and an SGD "
+                f"step, are {count} times larger); the program does not show which one is meant, so "
+                "autograd-doctor does not choose"))
+            return diagnosis(codes.BACKWARD_NON_SCALAR, location, notes=notes, help=helps)
+        reduction = own_reduction or "sum"
         reduced = f"{text}.{reduction}()" if isinstance(receiver, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) \
             else f"({text}).{reduction}()"
         new_statement = replace_node_text(filename, statement, receiver, reduced)
@@ -135,14 +144,9 @@ def non_scalar_backward(context: ErrorContext, already):
             # losses): reduced only inside the call, it would still hold one value per element there.
             new_statement = f"{text} = {reduced}\n" + replace_node_text(filename, statement, receiver, text)
         passed = f"{text}.backward(torch.ones_like"
-        if per_element_loss:
-            # A loss function's own default is the mean (reduction="mean"); the sum would
-            # multiply every gradient, hence the step size, by the number of elements.
-            notes.append(f"{text} holds one loss per element ({per_element_loss}): the loss functions' default, "
-                         "reduction='mean', averages them")
-            message = (f"average the per-element losses, as the loss function does by default: {text}.mean() "
-                       f"(.sum() would scale the gradients, and the step, by {count})")
-        elif own_reduction is not None:
+        if own_reduction is not None:
+            if per_element_loss:
+                notes.append(f"{text} holds one loss per element ({per_element_loss})")
             notes.append(f"the program itself reduces {text} with .{own_reduction}() after backward() (the number "
                          "it reports)")
             message = (f"reduce {text} as the program reports it: {text}.{own_reduction}() (the other reduction "
