@@ -38,11 +38,23 @@ def _grad_call(context: ErrorContext):
 
 
 def _inputs(context: ErrorContext) -> tuple:
+    """The `inputs` given to torch.autograd.grad, read from its frame. The tuple grad() made of
+    them comes first (`inputs_tuple`; `t_inputs` in older releases): `inputs` itself may be an
+    iterator grad() has already consumed (`model.parameters()`), which gives nothing when read
+    again, and reading an iterator that is not consumed would run the user's code."""
     frame = context.torch_frame("grad")
-    inputs = frame.f_locals.get("inputs") if frame is not None else None
-    if inputs is None:
+    if frame is None:
         return ()
-    return tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    for made_by_grad in ("inputs_tuple", "t_inputs"):
+        made = frame.f_locals.get(made_by_grad)
+        if isinstance(made, tuple) and made:
+            return made
+    inputs = frame.f_locals.get("inputs")
+    if isinstance(inputs, (tuple, list)):
+        return tuple(inputs)
+    if isinstance(inputs, dict):
+        return tuple(inputs.values())
+    return (inputs,) if isinstance(inputs, torch.Tensor) else ()
 
 
 def unused_input(context: ErrorContext, already):
@@ -732,11 +744,22 @@ def gradient_shape(context: ErrorContext, already):
             # torch.autograd.backward(tensors, grad_tensors), torch.autograd.grad(outputs, inputs, grad_outputs)
             gradient = call_argument(call, 1, "grad_tensors") if getattr(call.func, "attr", None) == "backward" \
                 else call_argument(call, 2, "grad_outputs")
-    if gradient is not None and _ones(gradient) and output is not None:
+    if gradient is not None and output is not None and not isinstance(output, (ast.List, ast.Tuple)) and \
+            (_ones(gradient) or _holds_only_ones(frame, gradient)):
+        # A seed of ones (`torch.ones(n)`, or a name bound to one: `idx = torch.ones(n_gpus)`) asks
+        # for the gradient of the sum of the output's elements, whatever its shape: ones of the
+        # output's own shape ask for the same.
         output_text = text_of(filename, output)
         new_statement = replace_node_text(filename, statement, gradient, f"torch.ones_like({output_text})")
         helps.append(statement_change(location, f"give a gradient of the output's own shape: "
                                       f"torch.ones_like({output_text})", new_statement))
+    elif gradient is not None and output is not None and _ones_for_each_output(output, gradient):
+        # `backward([loss0, loss1], [torch.ones(1), torch.ones(1)])` for 0-d losses: one seed of ones
+        # per output, written in the call; each becomes ones of its own output's shape.
+        seeds = ", ".join(f"torch.ones_like({text_of(filename, each)})" for each in output.elts)
+        new_statement = replace_node_text(filename, statement, gradient, f"[{seeds}]")
+        helps.append(statement_change(location, "give each output a gradient of ones of its own shape "
+                                      "(torch.ones_like of that output)", new_statement))
     elif gradient is not None and output is not None and _same_but_unit_dimensions(given, wanted) \
             and (paired := _unit_dimension_lists(frame, output, gradient)) is not None:
         # Lists of outputs and gradients (`backward(loss_seq, grad_seq)` with `[torch.ones(1), ...]` for
@@ -840,6 +863,28 @@ def _same_but_unit_dimensions(given: str, wanted: str) -> bool:
 def _ones(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) and \
         (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in ("ones", "ones_like")
+
+
+def _holds_only_ones(frame, node: ast.AST) -> bool:
+    """A name (or attribute) whose value in `frame` is a plain tensor holding nothing but ones: a
+    seed made before the call. Read with analysis.live_values (value_of); comparing a plain
+    tensor's values runs none of the user's code."""
+    if frame is None or not isinstance(node, (ast.Name, ast.Attribute)):
+        return False
+    value = value_of(frame, node)
+    if type(value) is not torch.Tensor or value.numel() == 0 or value.is_meta:
+        return False
+    with torch.no_grad():
+        return bool((value == 1).all())
+
+
+def _ones_for_each_output(output: ast.AST, gradient: ast.AST) -> bool:
+    """Outputs and gradients written as lists (or tuples) of one length in the call, every gradient
+    a `torch.ones(...)` / `torch.ones_like(...)` call."""
+    return isinstance(output, (ast.List, ast.Tuple)) and isinstance(gradient, (ast.List, ast.Tuple)) and \
+        len(output.elts) == len(gradient.elts) > 0 and \
+        not any(isinstance(each, ast.Starred) for each in (*output.elts, *gradient.elts)) and \
+        all(_ones(each) for each in gradient.elts)
 
 
 def assigned_gradient_shape(context: ErrorContext, already):
@@ -1589,11 +1634,9 @@ def cached_transform_cut(context: ErrorContext, already):
     the doctor watched the call)."""
     from autograd_doctor.analysis.cached_transforms import cached_transform_diagnosis
 
-    grad_frame = context.torch_frame("grad")
-    inputs = grad_frame.f_locals.get("inputs") if grad_frame is not None else None
-    if inputs is None:
+    inputs = _inputs(context)
+    if not inputs:
         return None
-    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     return cached_transform_diagnosis(inputs, [frame for frame, _ in context.user_frames()],
                                       context.raise_location("grad", "the gradient with respect to that tensor"))
 
