@@ -5,7 +5,8 @@ before the changes were run on them.
   so the doctor read no inputs at all, could not see that not one of them reaches the output, and
   offered a zero gradient for them (materialize_grads=True), which runs and trains nothing
   (an EWC Fisher estimate from detached log-likelihoods). The inputs are now read from the tuple
-  grad() made of them.
+  grad() made of them; and when the output itself is a leaf made to require grad (it records
+  nothing it was computed from), the line that makes it is named.
 - AD123, a seed of ones in another shape than its output: `loss.backward(idx)` with
   `idx = torch.ones(n_gpus)` for a 0-d loss (a name bound to ones, read live), and
   `torch.autograd.backward([loss0, ...], [torch.ones(1), ...])` written as lists in the call: a seed
@@ -58,7 +59,7 @@ REWARD_WRAPPED_IN_A_NEW_LEAF = """
     policy = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
     state = torch.randn(5, 4)
     reward = policy(state).softmax(dim=-1)[:, 0].mean().item()
-    objective = torch.tensor(reward, requires_grad=True)
+    objective = torch.tensor(reward, requires_grad=True)  # MADE
     grads = torch.autograd.grad(objective, policy.parameters())  # GRAD
 """
 
@@ -91,14 +92,15 @@ ONE_LAYER_UNUSED = """
 def test_the_set44_fisher_estimate_gets_no_zero_gradient_help(tmp_path):
     case, _ = _case("ewc_fisher_log_likelihoods_detached_then_marked.py")
     outcome = run_as_script(tmp_path, case)
-    assert outcome.diagnosis.code == "AD305" and outcome.diagnosis.primary.line == 42
+    assert outcome.diagnosis.code == "AD305" and outcome.diagnosis.primary.line == 41
+    assert "made here as a new leaf" in outcome.diagnosis.primary.note
     assert not any("materialize_grads" in (h.replacement or "") for h in outcome.diagnosis.help)
     assert any("none of the inputs is used" in note for note in outcome.diagnosis.notes)
 
 
 def test_a_reward_wrapped_in_a_new_leaf_gets_no_zero_gradient_help(tmp_path):
     outcome = run_as_script(tmp_path, REWARD_WRAPPED_IN_A_NEW_LEAF)
-    assert outcome.diagnosis.code == "AD305" and outcome.diagnosis.primary.line == outcome.line("GRAD")
+    assert outcome.diagnosis.code == "AD305" and outcome.diagnosis.primary.line == outcome.line("MADE")
     assert not any("materialize_grads" in (h.replacement or "") for h in outcome.diagnosis.help)
 
 

@@ -126,6 +126,16 @@ def unused_input(context: ErrorContext, already):
                                         else f"{label} and the other inputs")
         notes.append("none of the inputs is used to compute the output: it was computed from other tensors "
                      "(copies of them, or tensors made anew)")
+        made_as_leaf = _output_made_as_leaf(context, filename, call, location.line)
+        if made_as_leaf is not None:
+            # The output has no graph at all: a leaf made to require grad (`torch.tensor(v,
+            # requires_grad=True)`, `.requires_grad_()`) from values computed without one. The line
+            # that makes it is where the path ends, not the call that finds no path.
+            location.role = "grad"
+            helps.append(Suggestion(f"if the output should depend on {label}, compute it from {label} with torch "
+                                    "operations under grad mode, without detach(), .item() or a new tensor between "
+                                    "them; marking the result requires_grad does not connect it"))
+            return diagnosis(codes.GRAD_INPUT_UNUSED, made_as_leaf, [location], notes, helps)
     elif _none_reached(context, inputs):
         # The same when an input is a computed tensor (a view, a reshape): a zero gradient for
         # every input runs and answers nothing that was asked.
@@ -140,6 +150,23 @@ def unused_input(context: ErrorContext, already):
     helps.append(Suggestion(f"if the output should depend on {label}, find where the path is cut "
                             "(a detach(), .item(), .numpy(), argmax, or torch.no_grad() between them)"))
     return diagnosis(codes.GRAD_INPUT_UNUSED, location, related, notes, helps)
+
+
+def _output_made_as_leaf(context: ErrorContext, filename: str, call, line: int):
+    """Where the output of grad(output, ...) is made, when it is one tensor named in the call that
+    requires grad and has no grad_fn: a leaf, which records nothing it was computed from."""
+    outputs = _outputs(context)
+    output = outputs[0] if isinstance(outputs, (tuple, list)) and len(outputs) == 1 else outputs
+    if not (isinstance(output, torch.Tensor) and output.requires_grad and output.grad_fn is None) or \
+            call is None or not call.args or not isinstance(call.args[0], ast.Name):
+        return None
+    name = call.args[0].id
+    made = last_assignment(filename, name, line)
+    if not isinstance(made, ast.Assign):
+        return None
+    return statement_location(filename, made, role="made",
+                              note=f"{name} is made here as a new leaf: it requires grad, but nothing it was "
+                                   "computed from is recorded")
 
 
 def _round_trip_diagnosis(found, location, related, notes, label: str):
