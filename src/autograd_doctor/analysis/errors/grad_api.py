@@ -38,11 +38,23 @@ def _grad_call(context: ErrorContext):
 
 
 def _inputs(context: ErrorContext) -> tuple:
+    """The `inputs` given to torch.autograd.grad, read from its frame. The tuple grad() made of
+    them comes first (`inputs_tuple`; `t_inputs` in older releases): `inputs` itself may be an
+    iterator grad() has already consumed (`model.parameters()`), which gives nothing when read
+    again, and reading an iterator that is not consumed would run the user's code."""
     frame = context.torch_frame("grad")
-    inputs = frame.f_locals.get("inputs") if frame is not None else None
-    if inputs is None:
+    if frame is None:
         return ()
-    return tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    for made_by_grad in ("inputs_tuple", "t_inputs"):
+        made = frame.f_locals.get(made_by_grad)
+        if isinstance(made, tuple) and made:
+            return made
+    inputs = frame.f_locals.get("inputs")
+    if isinstance(inputs, (tuple, list)):
+        return tuple(inputs)
+    if isinstance(inputs, dict):
+        return tuple(inputs.values())
+    return (inputs,) if isinstance(inputs, torch.Tensor) else ()
 
 
 def unused_input(context: ErrorContext, already):
@@ -114,6 +126,16 @@ def unused_input(context: ErrorContext, already):
                                         else f"{label} and the other inputs")
         notes.append("none of the inputs is used to compute the output: it was computed from other tensors "
                      "(copies of them, or tensors made anew)")
+        made_as_leaf = _output_made_as_leaf(context, filename, call, location.line)
+        if made_as_leaf is not None:
+            # The output has no graph at all: a leaf made to require grad (`torch.tensor(v,
+            # requires_grad=True)`, `.requires_grad_()`) from values computed without one. The line
+            # that makes it is where the path ends, not the call that finds no path.
+            location.role = "grad"
+            helps.append(Suggestion(f"if the output should depend on {label}, compute it from {label} with torch "
+                                    "operations under grad mode, without detach(), .item() or a new tensor between "
+                                    "them; marking the result requires_grad does not connect it"))
+            return diagnosis(codes.GRAD_INPUT_UNUSED, made_as_leaf, [location], notes, helps)
     elif _none_reached(context, inputs):
         # The same when an input is a computed tensor (a view, a reshape): a zero gradient for
         # every input runs and answers nothing that was asked.
@@ -128,6 +150,23 @@ def unused_input(context: ErrorContext, already):
     helps.append(Suggestion(f"if the output should depend on {label}, find where the path is cut "
                             "(a detach(), .item(), .numpy(), argmax, or torch.no_grad() between them)"))
     return diagnosis(codes.GRAD_INPUT_UNUSED, location, related, notes, helps)
+
+
+def _output_made_as_leaf(context: ErrorContext, filename: str, call, line: int):
+    """Where the output of grad(output, ...) is made, when it is one tensor named in the call that
+    requires grad and has no grad_fn: a leaf, which records nothing it was computed from."""
+    outputs = _outputs(context)
+    output = outputs[0] if isinstance(outputs, (tuple, list)) and len(outputs) == 1 else outputs
+    if not (isinstance(output, torch.Tensor) and output.requires_grad and output.grad_fn is None) or \
+            call is None or not call.args or not isinstance(call.args[0], ast.Name):
+        return None
+    name = call.args[0].id
+    made = last_assignment(filename, name, line)
+    if not isinstance(made, ast.Assign):
+        return None
+    return statement_location(filename, made, role="made",
+                              note=f"{name} is made here as a new leaf: it requires grad, but nothing it was "
+                                   "computed from is recorded")
 
 
 def _round_trip_diagnosis(found, location, related, notes, label: str):
@@ -732,11 +771,22 @@ def gradient_shape(context: ErrorContext, already):
             # torch.autograd.backward(tensors, grad_tensors), torch.autograd.grad(outputs, inputs, grad_outputs)
             gradient = call_argument(call, 1, "grad_tensors") if getattr(call.func, "attr", None) == "backward" \
                 else call_argument(call, 2, "grad_outputs")
-    if gradient is not None and _ones(gradient) and output is not None:
+    if gradient is not None and output is not None and not isinstance(output, (ast.List, ast.Tuple)) and \
+            (_ones(gradient) or _holds_only_ones(frame, gradient)):
+        # A seed of ones (`torch.ones(n)`, or a name bound to one: `idx = torch.ones(n_gpus)`) asks
+        # for the gradient of the sum of the output's elements, whatever its shape: ones of the
+        # output's own shape ask for the same.
         output_text = text_of(filename, output)
         new_statement = replace_node_text(filename, statement, gradient, f"torch.ones_like({output_text})")
         helps.append(statement_change(location, f"give a gradient of the output's own shape: "
                                       f"torch.ones_like({output_text})", new_statement))
+    elif gradient is not None and output is not None and _ones_for_each_output(output, gradient):
+        # `backward([loss0, loss1], [torch.ones(1), torch.ones(1)])` for 0-d losses: one seed of ones
+        # per output, written in the call; each becomes ones of its own output's shape.
+        seeds = ", ".join(f"torch.ones_like({text_of(filename, each)})" for each in output.elts)
+        new_statement = replace_node_text(filename, statement, gradient, f"[{seeds}]")
+        helps.append(statement_change(location, "give each output a gradient of ones of its own shape "
+                                      "(torch.ones_like of that output)", new_statement))
     elif gradient is not None and output is not None and _same_but_unit_dimensions(given, wanted) \
             and (paired := _unit_dimension_lists(frame, output, gradient)) is not None:
         # Lists of outputs and gradients (`backward(loss_seq, grad_seq)` with `[torch.ones(1), ...]` for
@@ -840,6 +890,28 @@ def _same_but_unit_dimensions(given: str, wanted: str) -> bool:
 def _ones(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) and \
         (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) in ("ones", "ones_like")
+
+
+def _holds_only_ones(frame, node: ast.AST) -> bool:
+    """A name (or attribute) whose value in `frame` is a plain tensor holding nothing but ones: a
+    seed made before the call. Read with analysis.live_values (value_of); comparing a plain
+    tensor's values runs none of the user's code."""
+    if frame is None or not isinstance(node, (ast.Name, ast.Attribute)):
+        return False
+    value = value_of(frame, node)
+    if type(value) is not torch.Tensor or value.numel() == 0 or value.is_meta:
+        return False
+    with torch.no_grad():
+        return bool((value == 1).all())
+
+
+def _ones_for_each_output(output: ast.AST, gradient: ast.AST) -> bool:
+    """Outputs and gradients written as lists (or tuples) of one length in the call, every gradient
+    a `torch.ones(...)` / `torch.ones_like(...)` call."""
+    return isinstance(output, (ast.List, ast.Tuple)) and isinstance(gradient, (ast.List, ast.Tuple)) and \
+        len(output.elts) == len(gradient.elts) > 0 and \
+        not any(isinstance(each, ast.Starred) for each in (*output.elts, *gradient.elts)) and \
+        all(_ones(each) for each in gradient.elts)
 
 
 def assigned_gradient_shape(context: ErrorContext, already):
@@ -1589,11 +1661,9 @@ def cached_transform_cut(context: ErrorContext, already):
     the doctor watched the call)."""
     from autograd_doctor.analysis.cached_transforms import cached_transform_diagnosis
 
-    grad_frame = context.torch_frame("grad")
-    inputs = grad_frame.f_locals.get("inputs") if grad_frame is not None else None
-    if inputs is None:
+    inputs = _inputs(context)
+    if not inputs:
         return None
-    inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     return cached_transform_diagnosis(inputs, [frame for frame, _ in context.user_frames()],
                                       context.raise_location("grad", "the gradient with respect to that tensor"))
 
