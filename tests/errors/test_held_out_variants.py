@@ -57,9 +57,6 @@ NOT_YET = {
     "weight_decay_groups_share_norm_weight": (False, "advice"),
     # Set 4. As in set 3: a view made under no_grad whose base is written, two meanings.
     "anchor_row_under_no_grad_then_base_shifted": (True, "advice"),
-    # AD112 averages the per-sample loss where backward() is called (scaler.scale(loss).mean()); the
-    # variant marks the loss made with reduction="none" (both give the same step).
-    "per_sample_loss_given_to_grad_scaler": (False, "right"),
     # Set 5. The function must become an nn.Module holding the module it calls (or the rest of it
     # applied outside the trace): a rewrite of two places.
     "traced_probability_function_closes_over_model": (True, "advice"),
@@ -134,9 +131,6 @@ NOT_YET = {
     # AD140 names the loss call and detaches the weight there (the catalogue's convention); the variant
     # marks the line that computes the costs.
     "margin_loss_weights_from_learned_class_costs": (False, "right"),
-    # AD112 names backward() and averages the losses there; the variant marks the line that reduces
-    # them over time only (both right).
-    "sequence_loss_summed_over_time_only": (False, "right"),
     # Which name the filter should match is the user's (the model calls its head `classifier`).
     "trainable_parameters_filtered_by_a_name_that_matches_nothing": (True, "advice"),
     # A callback switches the model to eval() between the forward and backward() of a checkpointed
@@ -374,6 +368,14 @@ NOT_YET = {
     # AD143: the learned scale lives on a config object; making it a parameter of the module changes
     # __init__ and forward (two places): advice.
     "traced_model_reads_learned_scale_from_config_object": (True, "advice"),
+    # Stop 47 (set 45 of the bug reports): AD112 on losses kept per element names .mean() and .sum()
+    # as advice. The two train differently (the sum scales an SGD step by the number of elements),
+    # and the program does not show which one is meant: these variants' correct versions take the
+    # mean, set 45's per-sample cross-entropy the sum. The doctor no longer chooses.
+    "loss_per_sample_from_model_dict": (True, "advice"),
+    "per_sample_loss_given_to_grad_scaler": (False, "advice"),  # the variant marks the reduction="none" line
+    "per_sample_losses_given_to_autograd_backward": (True, "advice"),
+    "sequence_loss_summed_over_time_only": (False, "advice"),  # the variant marks the reduction over time
 }
 
 # Variants not yet diagnosed with the catalogue's code (set 17's first run): pinned, so that a change
