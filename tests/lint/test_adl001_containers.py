@@ -20,6 +20,7 @@ import pytest
 import torch
 
 from autograd_doctor.lint import lint_source
+from program_checks import run_as_module  # tests/lint/ is on sys.path
 from autograd_doctor.lint.engine import Selection
 from autograd_doctor.lint.fixes import fix_source
 
@@ -29,12 +30,6 @@ ADL001 = Selection(("ADL001",))
 
 def _source(name: str) -> str:
     return next(PROGRAMS.glob(name + "_*.py")).read_text(encoding="utf-8")
-
-
-def _module(source: str, name: str):
-    module = type(torch)(name)
-    exec(compile(source, name, "exec"), module.__dict__)
-    return module
 
 
 def _found(source: str):
@@ -59,7 +54,7 @@ def test_buggy_shape_found_at_its_line_and_raises(name):
     for text in BUGGY[name]:
         assert text in found[0][1]
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        _module(source, name).run()
+        run_as_module(source, name).run()
 
 
 # the hand-written correct line of each buggy program
@@ -76,8 +71,8 @@ def test_fix_applied_is_silent_and_gives_the_hand_written_gradients(name):
     assert count > 0 and _found(text) == []
     old, new = HAND_WRITTEN[name]
     assert old in source
-    got = _module(text, name + "_fixed").run()
-    want = _module(source.replace(old, new), name + "_hand").run()
+    got = run_as_module(text, name + "_fixed").run()
+    want = run_as_module(source.replace(old, new), name + "_hand").run()
     assert len(got) == len(want) > 0
     for a, b in zip(got, want):
         assert torch.equal(a, b)
@@ -87,7 +82,7 @@ def test_fix_applied_is_silent_and_gives_the_hand_written_gradients(name):
 def test_correct_near_twins_silent_and_running(name):
     source = _source(name)
     assert _found(source) == []
-    _module(source, name).run()
+    run_as_module(source, name).run()
 
 
 def test_a_container_of_two_classes_is_no_evidence():

@@ -15,7 +15,6 @@ near twins silent."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import torch

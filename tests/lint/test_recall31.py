@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from autograd_doctor.lint import lint_source
+from program_checks import line_containing, run_as_module  # tests/lint/ is on sys.path
 
 PROGRAMS = Path(__file__).parent / "recall31_programs"
 ROOT = Path(__file__).parents[2]
@@ -35,29 +36,19 @@ def _source(name: str) -> str:
     return next(PROGRAMS.glob(name + "_*.py")).read_text(encoding="utf-8")
 
 
-def _module(source: str, name: str):
-    module = type(torch)(name)
-    exec(compile(source, name, "exec"), module.__dict__)
-    return module
-
-
 def _found(source: str, code: str = "ADL003"):
     return [(f.line, f.message) for f in lint_source(source, "prog.py") if f.code == code]
-
-
-def _line_of(source: str, text: str) -> int:
-    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line)
 
 
 def test_optimizer_method_step_before_second_backward_found():
     source = _source("b1")
     found = _found(source)
-    assert [line for line, _ in found] == [_line_of(source, "self.minimizer.ascent_step()")]
+    assert [line for line, _ in found] == [line_containing(source, "self.minimizer.ascent_step()")]
     message = found[0][1]
     assert "`self.minimizer.ascent_step()` updates the parameters of `self.net`" in message
     assert "`logits`" in message
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        _module(source, "b1").run()
+        run_as_module(source, "b1").run()
 
 
 def _hand_written_sam(net, x, y, lr=0.1, rho=0.5, eta=0.01):
@@ -77,7 +68,7 @@ def _hand_written_sam(net, x, y, lr=0.1, rho=0.5, eta=0.01):
 def test_fix_applied_second_forward_is_silent_and_gives_the_sam_update():
     source = _source("ok1")
     assert _found(source) == []
-    module = _module(source, "ok1")
+    module = run_as_module(source, "ok1")
     trainer = module.Trainer()
     reference = copy.deepcopy(trainer.net)
     torch.manual_seed(1)
@@ -91,7 +82,7 @@ def test_fix_applied_second_forward_is_silent_and_gives_the_sam_update():
 def test_data_writes_of_an_optimizer_method_are_not_a_step():
     source = _source("ok2")
     assert [f.code for f in lint_source(source, "prog.py")] == []
-    _module(source, "ok2").run()
+    run_as_module(source, "ok2").run()
 
 
 def test_optimizer_method_is_not_a_step_for_the_zero_grad_rule():

@@ -25,13 +25,13 @@ update; correct near twins silent."""
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import pytest
 import torch
 
 from autograd_doctor.lint import lint_source
+from program_checks import line_containing, run_as_module  # tests/lint/ is on sys.path
 
 PROGRAMS = Path(__file__).parent / "recall32_programs"
 ROOT = Path(__file__).parents[2]
@@ -41,35 +41,25 @@ def _source(name: str) -> str:
     return next(PROGRAMS.glob(name + "_*.py")).read_text(encoding="utf-8")
 
 
-def _module(source: str, name: str):
-    module = type(torch)(name)
-    exec(compile(source, name, "exec"), module.__dict__)
-    return module
-
-
 def _found(source: str, code: str = "ADL003"):
     return [(f.line, f.message) for f in lint_source(source, "prog.py") if f.code == code]
-
-
-def _line_of(source: str, text: str) -> int:
-    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line)
 
 
 def test_constructor_given_optimizer_step_before_backward_found():
     source = _source("b1")
     found = _found(source)
-    assert [line for line, _ in found] == [_line_of(source, "self.c_opt.step()")]
+    assert [line for line, _ in found] == [line_containing(source, "self.c_opt.step()")]
     message = found[0][1]
     assert "`self.c_opt.step()` updates the parameters of `self.C`" in message
     assert "`c_fake`" in message
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        _module(source, "b1").run()
+        run_as_module(source, "b1").run()
 
 
 def test_fix_applied_is_silent_and_gives_the_hand_written_update():
     source = _source("ok1")
     assert _found(source) == []
-    generator, critic, _ = _module(source, "ok1").run()
+    generator, critic, _ = run_as_module(source, "ok1").run()
     # the same two steps written by hand: the critic on the detached fake, then the
     # generator through the critic's new weights
     torch.manual_seed(0)
@@ -102,7 +92,7 @@ def test_fix_applied_is_silent_and_gives_the_hand_written_update():
 def test_correct_near_twins_silent_and_running(name):
     source = _source(name)
     assert _found(source) == []
-    _module(source, name).run()
+    run_as_module(source, name).run()
 
 
 def test_disagreeing_instantiations_claim_nothing():
@@ -118,19 +108,19 @@ def test_disagreeing_instantiations_claim_nothing():
 def test_r681_found_at_its_step():
     path = next((ROOT / "tests/lint/recreations").glob("r681_*.py"))
     source = path.read_text(encoding="utf-8")
-    assert [line for line, _ in _found(source)] == [_line_of(source, "opt_enc.step()  # expect: ADL003")]
+    assert [line for line, _ in _found(source)] == [line_containing(source, "opt_enc.step()  # expect: ADL003")]
 
 
 def test_labels_shaped_like_a_freed_output_are_constants():
     source = _source("ok4")
     assert _found(source, "ADL019") == []
-    _module(source, "ok4").run()
+    run_as_module(source, "ok4").run()
 
 
 def test_the_freed_output_itself_still_found():
     source = _source("b2")
     found = _found(source, "ADL019")
-    assert [line for line, _ in found] == [_line_of(source, "errG.backward()")]
+    assert [line for line, _ in found] == [line_containing(source, "errG.backward()")]
     assert "`output`" in found[0][1]
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
-        _module(source, "b2").run()
+        run_as_module(source, "b2").run()

@@ -29,44 +29,31 @@ import pytest
 import torch
 
 from autograd_doctor.lint import lint_source
+from program_checks import line_starting, program_source, run_as_module  # tests/lint/ is on sys.path
 
 PROGRAMS = Path(__file__).parent / "recall33_programs"
 RECREATIONS = Path(__file__).parent / "recreations"
-
-
-def _source(name: str) -> str:
-    return (PROGRAMS / (name + ".py")).read_text(encoding="utf-8")
-
-
-def _module(source: str, name: str):
-    module = type(torch)(name)
-    exec(compile(source, name, "exec"), module.__dict__)
-    return module
 
 
 def _found(source: str, code: str):
     return [(f.line, f.message) for f in lint_source(source, "prog.py") if f.code == code]
 
 
-def _line_of(source: str, text: str) -> int:
-    return next(i for i, line in enumerate(source.splitlines(), 1) if line.strip().startswith(text))
-
-
 # ADL026 ----------------------------------------------------------------------------
 
 def test_step_after_module_whose_forward_backpropagates_is_silent_and_learns():
-    source = _source("ok_step_after_module_whose_forward_backpropagates")
+    source = program_source(PROGRAMS, "ok_step_after_module_whose_forward_backpropagates")
     assert _found(source, "ADL026") == []
-    model, history = _module(source, "ok26").run()
+    model, history = run_as_module(source, "ok26").run()
     assert len(history) == 2 and model.weight.grad is not None
 
 
 def test_step_after_plain_criterion_module_still_found():
-    source = _source("bad_step_after_plain_criterion_module")
+    source = program_source(PROGRAMS, "bad_step_after_plain_criterion_module")
     found = _found(source, "ADL026")
-    assert [line for line, _ in found] == [_line_of(source, "opt.step()")]
+    assert [line for line, _ in found] == [line_starting(source, "opt.step()")]
     assert "applies no gradients" in found[0][1]
-    model, _ = _module(source, "bad26").run()
+    model, _ = run_as_module(source, "bad26").run()
     assert model.weight.grad is None  # the step had nothing to apply
 
 
@@ -78,62 +65,62 @@ def test_sharded_loss_call_before_step_is_not_a_step_without_backward():
 # ADL001 ----------------------------------------------------------------------------
 
 def test_helper_returned_sigmoid_masked_in_place_found():
-    source = _source("bad_gate_helper_output_masked_in_place")
+    source = program_source(PROGRAMS, "bad_gate_helper_output_masked_in_place")
     found = _found(source, "ADL001")
-    assert [line for line, _ in found] == [_line_of(source, "gate[pad] = 0.0")]
+    assert [line for line, _ in found] == [line_starting(source, "gate[pad] = 0.0")]
     assert "torch.sigmoid" in found[0][1] and "SigmoidBackward0 keeps its output" in found[0][1]
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        _module(source, "bad01").run()
+        run_as_module(source, "bad01").run()
 
 
 def test_helper_returned_sigmoid_masked_out_of_place_silent_and_right():
-    source = _source("ok_gate_helper_output_masked_out_of_place")
+    source = program_source(PROGRAMS, "ok_gate_helper_output_masked_out_of_place")
     assert _found(source, "ADL001") == []
-    module = _module(source, "ok01")
+    module = run_as_module(source, "ok01")
     assert torch.equal(module.run(), module.expected_grad())
 
 
 def test_parameter_module_ending_in_linear_is_silent():
-    source = _source("ok_helper_calls_parameter_linear_then_writes")
+    source = program_source(PROGRAMS, "ok_helper_calls_parameter_linear_then_writes")
     assert _found(source, "ADL001") == []
-    assert _module(source, "ok01b").run() is not None
+    assert run_as_module(source, "ok01b").run() is not None
 
 
 def test_modof_parameter_module_output_row_write_found_and_fix_runs():
     path = next(RECREATIONS.glob("r685_*.py"))
     source = path.read_text(encoding="utf-8")
     found = _found(source, "ADL001")
-    assert [line for line, _ in found] == [_line_of(source, "hatom[0,:] = hatom[0,:] * 0")]
+    assert [line for line, _ in found] == [line_starting(source, "hatom[0,:] = hatom[0,:] * 0")]
     # the suggested change (a copy before the write) keeps the forward and runs
     fixed = source.replace("        hatom[0,:] = hatom[0,:] * 0", "        hatom = hatom.clone()\n        hatom[0,:] = hatom[0,:] * 0")
     assert _found(fixed, "ADL001") == []
-    _module(fixed, "r685fixed").run()
+    run_as_module(fixed, "r685fixed").run()
 
 
 # ADL003 ----------------------------------------------------------------------------
 
 def test_handed_optimizer_and_carried_hidden_found():
-    source = _source("bad_language_model_fit_carries_hidden")
+    source = program_source(PROGRAMS, "bad_language_model_fit_carries_hidden")
     found = _found(source, "ADL003")
-    assert [line for line, _ in found] == [_line_of(source, "optimizer.step()")]
+    assert [line for line, _ in found] == [line_starting(source, "optimizer.step()")]
     assert "`hidden`" in found[0][1] and "next iteration" in found[0][1]
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        _module(source, "bad03").run()
+        run_as_module(source, "bad03").run()
 
 
 def test_detached_hidden_silent_and_runs():
-    source = _source("ok_language_model_fit_detaches_hidden")
+    source = program_source(PROGRAMS, "ok_language_model_fit_detaches_hidden")
     assert _found(source, "ADL003") == []
-    assert len(_module(source, "ok03").run()) == 2
+    assert len(run_as_module(source, "ok03").run()) == 2
 
 
 def test_callers_disagreeing_on_the_module_claim_nothing():
-    assert _found(_source("ok_fit_callers_disagree_on_module"), "ADL003") == []
+    assert _found(program_source(PROGRAMS, "ok_fit_callers_disagree_on_module"), "ADL003") == []
 
 
 def test_recurrent_ppo_pretraining_found():
     path = next(RECREATIONS.glob("r687_*.py"))
     source = path.read_text(encoding="utf-8")
     found = _found(source, "ADL003")
-    assert [line for line, _ in found] == [_line_of(source, "optimizer.step()  # expect")]
+    assert [line for line, _ in found] == [line_starting(source, "optimizer.step()  # expect")]
     assert "`lstm_states`" in found[0][1]

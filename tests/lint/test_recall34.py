@@ -22,67 +22,53 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
 from autograd_doctor.lint import lint_source
+from program_checks import line_starting, program_source, run_as_module  # tests/lint/ is on sys.path
 
 PROGRAMS = Path(__file__).parent / "recall34_programs"
-
-
-def _source(name: str) -> str:
-    return (PROGRAMS / (name + ".py")).read_text(encoding="utf-8")
-
-
-def _module(source: str, name: str):
-    module = type(torch)(name)
-    exec(compile(source, name, "exec"), module.__dict__)
-    return module
 
 
 def _found(source: str, code: str):
     return [(f.line, f.message) for f in lint_source(source, "prog.py") if f.code == code]
 
 
-def _line_of(source: str, text: str) -> int:
-    return next(i for i, line in enumerate(source.splitlines(), 1) if line.strip().startswith(text))
-
-
 # ADL003 ----------------------------------------------------------------------------
 
 def test_step_of_an_optimizer_in_a_list_before_backward_through_its_critic_is_found():
-    source = _source("bad_critics_in_lists_step_before_actor_backward")
+    source = program_source(PROGRAMS, "bad_critics_in_lists_step_before_actor_backward")
     found = _found(source, "ADL003")
-    assert [line for line, _ in found] == [_line_of(source, "self.critic_optims[k].step()")]
+    assert [line for line, _ in found] == [line_starting(source, "self.critic_optims[k].step()")]
     assert "`self.critics[k]`" in found[0][1] and "`q` (line 30)" in found[0][1]
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        _module(source, "bad3").run()
+        run_as_module(source, "bad3").run()
 
 
 def test_backward_before_the_element_step_is_silent_and_runs():
-    source = _source("ok_critics_in_lists_actor_backward_before_step")
+    source = program_source(PROGRAMS, "ok_critics_in_lists_actor_backward_before_step")
     assert _found(source, "ADL003") == []
-    _module(source, "ok3a").run()
+    run_as_module(source, "ok3a").run()
 
 
 def test_value_of_another_element_is_silent_and_runs():
-    source = _source("ok_critics_in_lists_other_element_value")
+    source = program_source(PROGRAMS, "ok_critics_in_lists_other_element_value")
     assert _found(source, "ADL003") == []
-    _module(source, "ok3b").run()
+    run_as_module(source, "ok3b").run()
 
 
 def test_step_of_an_optimizer_in_a_list_display_paired_with_the_modules_is_found():
-    source = _source("bad_generators_in_list_display_step_before_backward")
+    source = program_source(PROGRAMS, "bad_generators_in_list_display_step_before_backward")
     found = _found(source, "ADL003")
-    assert [line for line, _ in found] == [_line_of(source, "opts[k].step()")]
+    assert [line for line, _ in found] == [line_starting(source, "opts[k].step()")]
     assert "`gens[k]`" in found[0][1] and "`fake` (line 20)" in found[0][1]
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        _module(source, "bad3c").run()
+        run_as_module(source, "bad3c").run()
 
 
 def test_list_display_in_another_order_is_silent_and_runs():
-    source = _source("ok_generators_in_list_display_other_order")
+    source = program_source(PROGRAMS, "ok_generators_in_list_display_other_order")
     assert _found(source, "ADL003") == []
-    _module(source, "ok3c").run()
+    run_as_module(source, "ok3c").run()
 
 
 # ADL023 ----------------------------------------------------------------------------
@@ -92,22 +78,22 @@ def test_list_display_in_another_order_is_silent_and_runs():
     ("bad_running_total_add_loss", "running.add_(loss)"),
 ])
 def test_in_place_add_of_the_loss_is_a_sum(name, line_start):
-    source = _source(name)
+    source = program_source(PROGRAMS, name)
     found = _found(source, "ADL023")
-    assert [line for line, _ in found] == [_line_of(source, line_start)]
+    assert [line for line, _ in found] == [line_starting(source, line_start)]
     assert "sums `loss`" in found[0][1]
-    assert _module(source, name).bug_shows()  # the kept sum is attached to the graph
+    assert run_as_module(source, name).bug_shows()  # the kept sum is attached to the graph
 
 
 def test_in_place_add_of_the_detached_loss_is_silent():
-    source = _source("ok_logger_meter_add_detached_loss")
+    source = program_source(PROGRAMS, "ok_logger_meter_add_detached_loss")
     assert _found(source, "ADL023") == []
-    logger = _module(source, "ok23a").run()
+    logger = run_as_module(source, "ok23a").run()
     assert logger.meter("loss").grad_fn is None
 
 
 def test_in_place_add_into_a_fresh_tensor_is_silent():
-    source = _source("ok_logger_meter_returns_fresh_tensor")
+    source = program_source(PROGRAMS, "ok_logger_meter_returns_fresh_tensor")
     assert _found(source, "ADL023") == []
-    logger = _module(source, "ok23b").run()
+    logger = run_as_module(source, "ok23b").run()
     assert all(v.grad_fn is None for v in logger.meters.values())

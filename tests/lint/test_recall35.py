@@ -20,53 +20,39 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
 from autograd_doctor.lint import lint_source
+from program_checks import line_starting, program_source, run_as_module  # tests/lint/ is on sys.path
 
 PROGRAMS = Path(__file__).parent / "recall35_programs"
-
-
-def _source(name: str) -> str:
-    return (PROGRAMS / (name + ".py")).read_text(encoding="utf-8")
-
-
-def _module(source: str, name: str):
-    module = type(torch)(name)
-    exec(compile(source, name, "exec"), module.__dict__)
-    return module
 
 
 def _found(source: str):
     return [(f.line, f.code, f.message) for f in lint_source(source, "prog.py")]
 
 
-def _line_of(source: str, text: str) -> int:
-    return next(i for i, line in enumerate(source.splitlines(), 1) if line.strip().startswith(text))
-
-
 def test_layers_built_in_a_setup_method_are_known_to_the_returned_losses():
-    source = _source("bad_setup_builds_layers_losses_tuple_step_first")
+    source = program_source(PROGRAMS, "bad_setup_builds_layers_losses_tuple_step_first")
     found = _found(source)
-    assert [(line, code) for line, code, _ in found] == [(_line_of(source, "self.opt_c.step()"), "ADL003")]
+    assert [(line, code) for line, code, _ in found] == [(line_starting(source, "self.opt_c.step()"), "ADL003")]
     assert "`self.critic`" in found[0][2] and "`generator_loss`" in found[0][2]
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        _module(source, "bad1").run()
+        run_as_module(source, "bad1").run()
 
 
 def test_layers_from_a_tuple_factory_are_known_to_the_returned_losses():
-    source = _source("bad_tuple_factory_layers_step_before_backward")
+    source = program_source(PROGRAMS, "bad_tuple_factory_layers_step_before_backward")
     found = _found(source)
-    assert [(line, code) for line, code, _ in found] == [(_line_of(source, "self.enc_optim.step()"), "ADL003")]
+    assert [(line, code) for line, code, _ in found] == [(line_starting(source, "self.enc_optim.step()"), "ADL003")]
     assert "`self.encoder`" in found[0][2] and "`reconstruction_loss`" in found[0][2]
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        _module(source, "bad2").run()
+        run_as_module(source, "bad2").run()
 
 
 @pytest.mark.parametrize("name", ["ok_setup_builds_layers_both_backwards_before_steps",
                                   "ok_tuple_factory_layers_loss_recomputed_after_step"])
 def test_correct_near_twins_run_and_stay_silent(name):
-    source = _source(name)
+    source = program_source(PROGRAMS, name)
     assert _found(source) == []
-    _module(source, name).run()
+    run_as_module(source, name).run()
 

@@ -27,41 +27,28 @@ import pytest
 import torch
 
 from autograd_doctor.lint import lint_source
+from program_checks import line_starting, program_source, run_as_module  # tests/lint/ is on sys.path
 
 PROGRAMS = Path(__file__).parent / "recall36_programs"
 RECREATIONS = Path(__file__).parent / "recreations"
-
-
-def _source(name: str) -> str:
-    return (PROGRAMS / (name + ".py")).read_text(encoding="utf-8")
-
-
-def _module(source: str, name: str):
-    module = type(torch)(name)
-    exec(compile(source, name, "exec"), module.__dict__)
-    return module
 
 
 def _found(source: str):
     return [(f.line, f.code, f.message) for f in lint_source(source, "prog.py")]
 
 
-def _line_of(source: str, text: str) -> int:
-    return next(i for i, line in enumerate(source.splitlines(), 1) if line.strip().startswith(text))
-
-
 def test_apply_gradients_of_a_hand_written_optimizer_in_an_update_method():
-    source = _source("bad_agent_apply_gradients_pairs")
+    source = program_source(PROGRAMS, "bad_agent_apply_gradients_pairs")
     found = _found(source)
     assert [(line, code) for line, code, _ in found] == [
-        (_line_of(source, "self.optimizer.apply_gradients("), "ADL018")]
+        (line_starting(source, "self.optimizer.apply_gradients("), "ADL018")]
     assert "`self.optimizer.apply_gradients()` in `learn`" in found[0][2]
-    assert f"the loop on line {_line_of(source, 'for batch in episodes():')}" in found[0][2]
+    assert f"the loop on line {line_starting(source, 'for batch in episodes():')}" in found[0][2]
     # the claim: each update applies the sum of all gradients so far, unlike SGD written by hand
-    agent = _module(source, "bad_agent").run()
+    agent = run_as_module(source, "bad_agent").run()
     torch.manual_seed(0)
-    reference = _module(source, "reference_agent").ValueAgent(4)
-    for states, returns in _module(source, "episodes").episodes():
+    reference = run_as_module(source, "reference_agent").ValueAgent(4)
+    for states, returns in run_as_module(source, "episodes").episodes():
         grads = torch.autograd.grad(((reference.net(states).squeeze(1) - returns) ** 2).mean(), reference.weights)
         with torch.no_grad():
             for w, g in zip(reference.weights, grads):
@@ -70,12 +57,12 @@ def test_apply_gradients_of_a_hand_written_optimizer_in_an_update_method():
 
 
 def test_autograd_grad_handed_to_the_same_optimizer_is_silent_and_correct():
-    source = _source("ok_agent_apply_gradients_from_autograd_grad")
+    source = program_source(PROGRAMS, "ok_agent_apply_gradients_from_autograd_grad")
     assert _found(source) == []
-    agent = _module(source, "ok_agent").run()
+    agent = run_as_module(source, "ok_agent").run()
     torch.manual_seed(0)
-    reference = _module(source, "reference_agent").ValueAgent(4)
-    for states, returns in _module(source, "episodes").episodes():
+    reference = run_as_module(source, "reference_agent").ValueAgent(4)
+    for states, returns in run_as_module(source, "episodes").episodes():
         for w in reference.weights:
             w.grad = None
         ((reference.net(states).squeeze(1) - returns) ** 2).mean().backward()
@@ -88,9 +75,9 @@ def test_autograd_grad_handed_to_the_same_optimizer_is_silent_and_correct():
 @pytest.mark.parametrize("name", ["ok_scratch_optimizer_with_its_own_zero_grad",
                                   "ok_optimizer_update_clears_what_it_applied"])
 def test_hand_written_optimizers_that_clear_are_silent(name):
-    source = _source(name)
+    source = program_source(PROGRAMS, name)
     assert _found(source) == []
-    network = _module(source, name).run()
+    network = run_as_module(source, name).run()
     assert all(torch.isfinite(p).all() for p in network.parameters())
 
 
@@ -107,7 +94,7 @@ def _recreation(prefix: str):
 def test_the_recreations_of_the_cause_are_found_at_the_update(prefix, call):
     source, module = _recreation(prefix)
     found = _found(source)
-    assert [(line, code) for line, code, _ in found] == [(_line_of(source, call), "ADL018")]
+    assert [(line, code) for line, code, _ in found] == [(line_starting(source, call), "ADL018")]
     assert module.bug_shows()
 
 
@@ -133,7 +120,7 @@ def test_the_update_method_is_silent_when_a_base_class_of_another_file_may_clear
 def test_a_layer_output_stored_in_init_and_read_by_forward(prefix, assignment):
     source, module = _recreation(prefix)
     found = _found(source)
-    assert [(line, code) for line, code, _ in found] == [(_line_of(source, assignment), "ADL017")]
+    assert [(line, code) for line, code, _ in found] == [(line_starting(source, assignment), "ADL017")]
     assert "computed once, in `__init__`" in found[0][2] and "loss.backward()" in found[0][2]
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         module.run()
@@ -144,7 +131,7 @@ def test_a_layer_output_stored_with_detach_is_silent_and_runs():
     detached = source.replace("self.text_proj(class_descriptions)  #", "self.text_proj(class_descriptions).detach()  #")
     assert detached != source
     assert _found(detached) == []
-    _module(detached, "r746_detached").run()
+    run_as_module(detached, "r746_detached").run()
 
 
 def test_a_module_only_evaluated_in_the_loop_is_silent():
@@ -157,7 +144,7 @@ def test_a_module_only_evaluated_in_the_loop_is_silent():
 @pytest.mark.parametrize("name", ["ok_zero_shot_head_class_embeddings_in_forward",
                                   "ok_label_prototypes_encoded_once_under_no_grad"])
 def test_layer_outputs_computed_in_forward_or_without_grad_are_silent_and_run(name):
-    source = _source(name)
+    source = program_source(PROGRAMS, name)
     assert _found(source) == []
-    model = _module(source, name).run()
+    model = run_as_module(source, name).run()
     assert all(torch.isfinite(p).all() for p in model.parameters())

@@ -20,64 +20,50 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 
 from autograd_doctor.lint import lint_source
+from program_checks import line_starting, program_source, run_as_module  # tests/lint/ is on sys.path
 
 PROGRAMS = Path(__file__).parent / "recall_r733_programs"
-
-
-def _source(name: str) -> str:
-    return (PROGRAMS / (name + ".py")).read_text(encoding="utf-8")
-
-
-def _module(source: str, name: str):
-    module = type(torch)(name)
-    exec(compile(source, name, "exec"), module.__dict__)
-    return module
 
 
 def _found(source: str):
     return [(f.line, f.code, f.message) for f in lint_source(source, "prog.py")]
 
 
-def _line_of(source: str, text: str) -> int:
-    return next(i for i, line in enumerate(source.splitlines(), 1) if line.strip().startswith(text))
-
-
 def test_a_grad_scaler_known_by_its_use_steps_before_the_clip():
-    source = _source("bad_amp_trainer_clips_after_amp_step")
+    source = program_source(PROGRAMS, "bad_amp_trainer_clips_after_amp_step")
     found = _found(source)
     assert [(line, code) for line, code, _ in found] == [
-        (_line_of(source, "torch.nn.utils.clip_grad_value_"), "ADL022")]
+        (line_starting(source, "torch.nn.utils.clip_grad_value_"), "ADL022")]
     assert "`self.amp.step()`" in found[0][2]
-    assert _module(source, "bad_amp").bug_shows()
+    assert run_as_module(source, "bad_amp").bug_shows()
 
 
 def test_a_step_in_the_other_branch_does_not_run_after_the_clip():
-    source = _source("bad_use_amp_branch_clips_after_step")
+    source = program_source(PROGRAMS, "bad_use_amp_branch_clips_after_step")
     found = _found(source)
     clip_line = next(i for i, line in enumerate(source.splitlines(), 1)
-                     if "clip_grad_norm_" in line and i > _line_of(source, "scaler.step(optimizer)"))
+                     if "clip_grad_norm_" in line and i > line_starting(source, "scaler.step(optimizer)"))
     assert [(line, code) for line, code, _ in found] == [(clip_line, "ADL022")]
-    assert _module(source, "bad_branch").bug_shows()
+    assert run_as_module(source, "bad_branch").bug_shows()
 
 
 def test_a_clip_through_nn_from_a_star_import_is_a_clip():
-    source = _source("bad_star_import_nn_clips_after_scaler_step")
+    source = program_source(PROGRAMS, "bad_star_import_nn_clips_after_scaler_step")
     found = _found(source)
     assert [(line, code) for line, code, _ in found] == [
-        (_line_of(source, "nn.utils.clip_grad_norm_"), "ADL022")]
+        (line_starting(source, "nn.utils.clip_grad_norm_"), "ADL022")]
     assert "`scalar.step()`" in found[0][2]
-    assert _module(source, "bad_star").bug_shows()
+    assert run_as_module(source, "bad_star").bug_shows()
 
 
 def test_a_misspelt_unfreeze_after_a_freeze_is_reported():
-    source = _source("bad_finetune_unfreeze_typo_after_freezing")
+    source = program_source(PROGRAMS, "bad_finetune_unfreeze_typo_after_freezing")
     found = _found(source)
-    assert [(line, code) for line, code, _ in found] == [(_line_of(source, "p.requires_grads = True"), "ADL016")]
-    assert f"frozen on line {_line_of(source, 'p.requires_grad = False')}" in found[0][2]
-    assert _module(source, "bad_unfreeze").bug_shows()
+    assert [(line, code) for line, code, _ in found] == [(line_starting(source, "p.requires_grads = True"), "ADL016")]
+    assert f"frozen on line {line_starting(source, 'p.requires_grad = False')}" in found[0][2]
+    assert run_as_module(source, "bad_unfreeze").bug_shows()
 
 
 @pytest.mark.parametrize("name", [
@@ -88,6 +74,6 @@ def test_a_misspelt_unfreeze_after_a_freeze_is_reported():
     "ok_star_import_nn_unscales_clips_then_steps",
 ])
 def test_near_twins_run_and_stay_silent(name):
-    source = _source(name)
+    source = program_source(PROGRAMS, name)
     assert _found(source) == []
-    _module(source, name).run()
+    run_as_module(source, name).run()
