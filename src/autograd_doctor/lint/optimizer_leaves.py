@@ -61,6 +61,20 @@ def check_optimizers(checker) -> None:
                 related=[(node.lineno, checker.col(node.lineno, node.col_offset), 0, "the optimizer")])
 
 
+def makes_leaf_requiring_grad(checker, expr) -> bool:
+    """`nn.Parameter(t)` (without `requires_grad=`) or a torch factory called with
+    `requires_grad=True`: the call makes a leaf that requires grad."""
+    if not isinstance(expr, ast.Call):
+        return False
+    q = checker.qualname(expr.func) or ""
+    if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+        return not any(k.arg == "requires_grad" for k in expr.keywords) and len(expr.args) == 1
+    if not q.startswith("torch.") or q.rsplit(".", 1)[-1] not in _FACTORIES:
+        return False
+    return any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True
+               for k in expr.keywords)
+
+
 class _Context:
     def __init__(self, checker):
         self.checker = checker
@@ -191,15 +205,7 @@ class _Context:
         return None
 
     def requires_grad_factory(self, expr) -> bool:
-        if not isinstance(expr, ast.Call):
-            return False
-        q = self.checker.qualname(expr.func) or ""
-        if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-            return not any(k.arg == "requires_grad" for k in expr.keywords) and len(expr.args) == 1
-        if not q.startswith("torch.") or q.rsplit(".", 1)[-1] not in _FACTORIES:
-            return False
-        return any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True
-                   for k in expr.keywords)
+        return makes_leaf_requiring_grad(self.checker, expr)
 
     def bound_once(self, expr, func, cls):
         """(value, (function, class)) of a name bound once in ``func``, or an attribute of

@@ -65,7 +65,10 @@ was bound before the loop to a list display, a comprehension or `list(...)`,
 and `tuple(s.detach() for s in states)` for a tuple: a container has no
 `.detach()`; any other first binding is taken for a tensor); and a value computed once before the loop by a module with parameters (PPO's
 advantages from the critic, also through a method of the same object that
-returns it) and read by the loop's backward in every iteration; and a tensor
+returns it), or by an op that saves a tensor for backward (the saves table:
+`torch.tanh` its result, `* 2` its scalar, not `+ 1`) applied to a leaf that
+requires grad (a learned initial state, `h0 = torch.tanh(start)` of an
+`nn.Parameter`), and read by the loop's backward in every iteration; and a tensor
 made before the loop that the body writes in place with a module's output
 (`slots[i] = emb(tokens)[j]`) and the backward reads: the write is recorded on
 the tensor, whose graph then reaches the earlier iterations.  A comprehension
@@ -973,9 +976,39 @@ def _bound_before_loop(checker, scope, read, start, end):
     for name, bseq in sorted(read, key=lambda b: b[1]):
         if bseq >= start or any(start < s < end for s in scope.binds.get(name, ())):
             continue
-        if _made_by_parameterised_module(checker, scope, (name, bseq)):
+        if _made_by_parameterised_module(checker, scope, (name, bseq)) or \
+                _saved_from_grad_leaf(checker, scope, (name, bseq)):
             return name, bseq
     return None
+
+
+def _saved_from_grad_leaf(checker, scope, binding) -> bool:
+    """The binding's value applies, with gradients on, an op that saves a tensor for its
+    backward (the saves table: `torch.tanh` its result, `* 2` its scalar) to a name bound to
+    a leaf that requires grad (`nn.Parameter(...)`, `torch.zeros(..., requires_grad=True)`):
+    its graph holds what the op saved, which a backward through it frees.  A learned initial
+    state, `h0 = torch.tanh(start)` before the loop.  An op that saves nothing (`start +
+    1`) leaves nothing to free: silent."""
+    from autograd_doctor.lint.optimizer_leaves import makes_leaf_requiring_grad
+
+    name, seq = binding
+    entry = next((e for e in scope.bind_values.get(name, ()) if e[0] == seq), None)
+    if entry is None or entry[1] is None or entry[2]:
+        return False
+    value = entry[1]
+    if any(isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr in _CUTTING
+           for sub in ast.walk(value)):
+        return False
+    for op in ast.walk(value):
+        found = checker.saving_op(op) if isinstance(op, (ast.Call, ast.BinOp)) else None
+        if found is None or not found[1].get("saved"):
+            continue
+        for leaf in ast.walk(op):
+            if isinstance(leaf, ast.Name) and isinstance(leaf.ctx, ast.Load):
+                leaf_binding = scope.binding(leaf.id, seq)
+                if leaf_binding is not None and makes_leaf_requiring_grad(checker, leaf_binding[1]):
+                    return True
+    return False
 
 
 def _written_buffer(checker, scope, read, start, end, at):
