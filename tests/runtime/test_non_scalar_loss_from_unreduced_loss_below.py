@@ -1,13 +1,15 @@
 """AD112 on a tensor of losses made from a loss function called with reduction='none' several
 operations earlier (set 17's doctr recognizer: a loss per character, masked, then averaged per
-word): the loss function's node is found in the graph below the failing tensor, and the help
-averages, as the loss function's default reduction does, instead of summing."""
+word): the loss function's node is found in the graph below the failing tensor. Since stop 47 the
+help is advice that names both reductions, the mean (the loss function's default) and the sum: they
+train differently, and the program does not show which one is meant (set 45's per-sample loss
+meant the sum, this file's recognizer the mean)."""
 
 from __future__ import annotations
 
 import torch
 
-from helpers import apply_help, run_as_script, run_plain
+from helpers import run_as_script, run_plain
 
 LOSS_PER_IMAGE = """
     import torch
@@ -43,20 +45,23 @@ PREDICTION = """
 """
 
 
-def test_a_loss_per_image_is_averaged(tmp_path):
+def test_a_loss_per_image_gets_advice_naming_both_reductions(tmp_path):
     outcome = run_as_script(tmp_path, LOSS_PER_IMAGE)
     diagnosis = outcome.diagnosis
     assert diagnosis.code == "AD112"
     assert diagnosis.primary.line == outcome.line("BACKWARD")
     assert "BinaryCrossEntropyWithLogitsBackward0" in " ".join(diagnosis.notes)
-    assert diagnosis.help[0].replacement.startswith("per_image = per_image.mean()")
+    [advice] = diagnosis.help
+    assert advice.replacement is None
+    assert "per_image.mean()" in advice.message and "per_image.sum()" in advice.message
+    assert "6 times larger" in advice.message and "does not choose" in advice.message
 
 
-def test_the_average_trains_as_the_hand_written_version(tmp_path):
-    outcome = run_as_script(tmp_path, LOSS_PER_IMAGE)
-    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
-    intended = run_plain(tmp_path, INTENDED, "intended.py")
-    assert all(torch.equal(a, b) for a, b in zip(fixed["result"], intended["result"]))
+def test_the_two_reductions_the_advice_names_train_differently(tmp_path):
+    """Why the doctor does not choose: both run, and they end with different parameters."""
+    averaged = run_plain(tmp_path, INTENDED, "averaged.py")
+    summed = run_plain(tmp_path, INTENDED.replace("per_image.mean()", "per_image.sum()"), "summed.py")
+    assert not all(torch.equal(a, b) for a, b in zip(averaged["result"][1:], summed["result"][1:]))
 
 
 def test_a_prediction_keeps_the_sum(tmp_path):

@@ -183,7 +183,7 @@ def test_carried_state_that_is_not_a_sum_is_still_detached(tmp_path):
     assert found.help[0].replacement.endswith("state = state.detach()")
 
 
-def test_losses_reduced_over_some_dimensions_from_unreduced_losses_are_averaged(tmp_path):
+def test_losses_reduced_over_some_dimensions_from_unreduced_losses_get_advice(tmp_path):
     _source, diagnoses = diagnose(tmp_path, """
         import torch
         import torch.nn.functional as F
@@ -195,9 +195,10 @@ def test_losses_reduced_over_some_dimensions_from_unreduced_losses_are_averaged(
         grad = prediction.grad
     """)
     found = only(diagnoses, "AD112")
-    assert ".mean()" in found.help[0].replacement
-    # The mean over the two rows of the row means: d/dp of p^2 / 4 = p / 2.
-    assert torch.allclose(run_fixed(tmp_path, found.help[0])["grad"], torch.tensor([[0.5, 1.0], [1.5, 2.5]]))
+    # Since stop 47: the mean (the loss function's default) or the sum, which the program does not
+    # show, named as advice (see tests/runtime/test_non_scalar_loss_from_unreduced_loss_below.py).
+    assert found.help[0].replacement is None
+    assert "loss.mean()" in found.help[0].message and "loss.sum()" in found.help[0].message
 
 
 def test_hooked_output_written_in_place_on_a_temporary_is_written_out_of_place(tmp_path):
