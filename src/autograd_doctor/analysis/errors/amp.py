@@ -1144,20 +1144,13 @@ def _float16_factory(frame, modules: list[str], half: set):
     submodule of one of `modules` holding float16 parameters, created in float16 by its class."""
     from autograd_doctor.analysis.errors.context import module_attribute_assignment
 
-    scope = {**frame.f_globals, **frame.f_locals}
-    for module_name in modules:
-        root = scope.get(module_name)
-        for path, module in root.named_modules() if isinstance(root, torch.nn.Module) else ():
-            if not path or not any(id(p) in half for p in module.parameters(recurse=False)):
-                continue
-            parent_path, _, attribute = path.rpartition(".")
-            parent = root.get_submodule(parent_path) if parent_path else root
-            made_file, statement = module_attribute_assignment(parent, attribute)
-            for call in (n for n in ast.walk(statement.value) if isinstance(n, ast.Call)) if statement else ():
-                for keyword in call.keywords:
-                    if keyword.arg == "dtype" and (value_of(frame, keyword.value) in _HALF or ast.unparse(
-                            keyword.value).split(".")[-1] in ("float16", "half")):
-                        return made_file, statement, keyword.value, f"{module_name}.{path}"
+    for name, _module, parent, attribute in _float16_submodules(frame, modules, half, own=True):
+        made_file, statement = module_attribute_assignment(parent, attribute)
+        for call in (n for n in ast.walk(statement.value) if isinstance(n, ast.Call)) if statement else ():
+            for keyword in call.keywords:
+                if keyword.arg == "dtype" and (value_of(frame, keyword.value) in _HALF or ast.unparse(
+                        keyword.value).split(".")[-1] in ("float16", "half")):
+                    return made_file, statement, keyword.value, name
     return None
 
 
@@ -1168,22 +1161,15 @@ def _float16_pretrained_table(frame, modules: list[str], half: set):
     from autograd_doctor.analysis.errors.context import module_attribute_assignment
 
     pretrained = (torch.nn.Embedding.from_pretrained.__func__, torch.nn.EmbeddingBag.from_pretrained.__func__)
-    scope = {**frame.f_globals, **frame.f_locals}
-    for module_name in modules:
-        root = scope.get(module_name)
-        for path, module in root.named_modules() if isinstance(root, torch.nn.Module) else ():
-            if not path or not any(id(p) in half for p in module.parameters(recurse=False)):
-                continue
-            if getattr(type(module).from_pretrained, "__func__", None) not in pretrained:
-                continue
-            parent_path, _, attribute = path.rpartition(".")
-            parent = root.get_submodule(parent_path) if parent_path else root
-            made_file, statement = module_attribute_assignment(parent, attribute)
-            value = statement.value if statement is not None else None
-            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
-                    and value.func.attr == "from_pretrained" and value.args \
-                    and not isinstance(value.args[0], ast.Starred):
-                return made_file, statement, value.args[0], f"{module_name}.{path}"
+    for name, module, parent, attribute in _float16_submodules(frame, modules, half, own=True):
+        if getattr(type(module).from_pretrained, "__func__", None) not in pretrained:
+            continue
+        made_file, statement = module_attribute_assignment(parent, attribute)
+        value = statement.value if statement is not None else None
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                and value.func.attr == "from_pretrained" and value.args \
+                and not isinstance(value.args[0], ast.Starred):
+            return made_file, statement, value.args[0], name
     return None
 
 
@@ -1194,29 +1180,36 @@ def _float16_cast_in_module_class(frame, modules: list[str], half: set):
     submodule is taken: its cast is the one that made the parameters float16."""
     from autograd_doctor.analysis.errors.context import module_attribute_assignment
 
+    for name, _module, parent, attribute in _float16_submodules(frame, modules, half, own=False):
+        made_file, statement = module_attribute_assignment(parent, attribute)
+        if statement is not None:
+            cast = _float16_cast_of_value(frame, made_file, statement, statement.value, name)
+            if cast is not None:
+                return made_file, cast
+        for class_file, statement in _class_statements(type(parent)):
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            receiver = call.func.value if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else None
+            if isinstance(receiver, ast.Attribute) and receiver.attr == attribute \
+                    and isinstance(receiver.value, ast.Name) and receiver.value.id == "self":
+                cast = _float16_cast_of_value(frame, class_file, statement, call, name)
+                if cast is not None:
+                    return class_file, cast
+    return None
+
+
+def _float16_submodules(frame, modules: list[str], half: set, own: bool):
+    """(name, submodule, its parent, its attribute on the parent) of each submodule of one of
+    `modules` (names in the frame) that holds float16 parameters (`half`, by id): parameters of
+    its own (`own`), or anywhere below it. In `named_modules()` order, outermost first."""
     scope = {**frame.f_globals, **frame.f_locals}
     for module_name in modules:
         root = scope.get(module_name)
         for path, module in root.named_modules() if isinstance(root, torch.nn.Module) else ():
-            if not path or not any(id(p) in half for p in module.parameters()):
+            if not path or not any(id(p) in half for p in module.parameters(recurse=not own)):
                 continue
             parent_path, _, attribute = path.rpartition(".")
             parent = root.get_submodule(parent_path) if parent_path else root
-            name = f"{module_name}.{path}"
-            made_file, statement = module_attribute_assignment(parent, attribute)
-            if statement is not None:
-                cast = _float16_cast_of_value(frame, made_file, statement, statement.value, name)
-                if cast is not None:
-                    return made_file, cast
-            for class_file, statement in _class_statements(type(parent)):
-                call = statement.value if isinstance(statement, ast.Expr) else None
-                receiver = call.func.value if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else None
-                if isinstance(receiver, ast.Attribute) and receiver.attr == attribute \
-                        and isinstance(receiver.value, ast.Name) and receiver.value.id == "self":
-                    cast = _float16_cast_of_value(frame, class_file, statement, call, name)
-                    if cast is not None:
-                        return class_file, cast
-    return None
+            yield f"{module_name}.{path}", module, parent, attribute
 
 
 def _float16_cast_of_value(frame, filename: str, statement: ast.stmt, call: ast.AST, name: str):
