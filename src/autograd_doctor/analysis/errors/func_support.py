@@ -305,15 +305,10 @@ def _transform_call_in_reverse_mode(context: ErrorContext, cls, filename: str, c
         caller = (frame, line)
     if caller is None:
         return None
-    frame, line = caller
-    from autograd_doctor.recording.frames import in_installed_package, is_internal_file
-
-    caller_file = frame.f_code.co_filename
-    if is_internal_file(caller_file) or in_installed_package(caller_file):
+    found = _user_statement(*caller)
+    if found is None:
         return None
-    statement, _ = statement_of(caller_file, line)
-    if statement is None:
-        return None
+    caller_file, statement = found
     named = [(call, (text_of(caller_file, call.func) or "").split(".")[-1]) for call in ast.walk(statement)
              if isinstance(call, ast.Call)]
     if any(word in ("jvp", "linearize", "make_dual") for _, word in named):
@@ -369,6 +364,18 @@ def _backward_differentiable_again(filename: str, class_node: ast.ClassDef) -> b
         "once_differentiable" in (text_of(filename, d) or "") for d in backward.decorator_list)
 
 
+def _user_statement(frame, line: int) -> tuple[str, ast.stmt] | None:
+    """(file, statement) of the user's line that called into torch, or None when the frame is a
+    library's (its statement is not a line the user can change)."""
+    from autograd_doctor.recording.frames import in_installed_package, is_internal_file
+
+    filename = frame.f_code.co_filename
+    if is_internal_file(filename) or in_installed_package(filename):
+        return None
+    statement, _ = statement_of(filename, line)
+    return (filename, statement) if statement is not None else None
+
+
 def _functional_call_in_reverse_mode(context: ErrorContext, cls, filename: str, class_node: ast.ClassDef):
     """`torch.autograd.functional.jacobian(..., strategy="forward-mode")` or `hessian(...,
     outer_jacobian_strategy="forward-mode")` in the user's statement that called torch.autograd.functional:
@@ -376,8 +383,6 @@ def _functional_call_in_reverse_mode(context: ErrorContext, cls, filename: str, 
     backward. Only where the Function can run there (setup_context and backward; a vmap rule when the call
     vectorizes) and, for the Hessian, its backward can be differentiated again. None otherwise."""
     import os
-
-    from autograd_doctor.recording.frames import in_installed_package, is_internal_file
 
     if "setup_context" not in cls.__dict__ or "backward" not in cls.__dict__:
         return None
@@ -389,13 +394,10 @@ def _functional_call_in_reverse_mode(context: ErrorContext, cls, filename: str, 
             break
     if caller is None:
         return None
-    frame, line = caller
-    caller_file = frame.f_code.co_filename
-    if is_internal_file(caller_file) or in_installed_package(caller_file):
+    found = _user_statement(*caller)
+    if found is None:
         return None
-    statement, _ = statement_of(caller_file, line)
-    if statement is None:
-        return None
+    caller_file, statement = found
     chosen = []
     for call in ast.walk(statement):
         word = (text_of(caller_file, call.func) or "").split(".")[-1] if isinstance(call, ast.Call) else ""
