@@ -6,7 +6,10 @@ already applied, so every step applies the sum of all gradients so far. Nothing 
 
 The evidence is kept small and taken only over an optimizer's first `CHECKED_STEPS` steps: for up
 to `SAMPLED_PARAMETERS` parameters, a weak reference to the gradient tensor, its version and a copy
-of its first `SAMPLED_VALUES` elements. Right after a step, the sample is taken; when the next
+of `SAMPLED_VALUES` of its elements, taken where its first nonzero values are (an embedding's
+gradient is zero in the rows a batch did not touch, often the first ones). A sparse gradient
+(`nn.Embedding(..., sparse=True)`) is sampled in the values it stores; autograd adds into it in
+place, as into a dense one. Right after a step, the sample is taken; when the next
 backward() starts, a gradient that is still the same tensor, with the same version and the same
 values (not all zero), is what the step applied, carried into this backward(); if it is still there,
 not cleared, when the same optimizer steps again, that step applies the sum. Gradient accumulation
@@ -44,34 +47,66 @@ SAMPLED_VALUES = 16
 
 @dataclass
 class GradientSample:
-    """One parameter's gradient at one moment: which tensor, its version, its first values."""
+    """One parameter's gradient at one moment: which tensor, its version, and SAMPLED_VALUES of its
+    stored values from `offset` on."""
 
     gradient: weakref.ref
     version: int
+    offset: int
     values: torch.Tensor
 
     @classmethod
     def of(cls, parameter) -> "GradientSample | None":
         gradient = getattr(parameter, "grad", None)
-        if not isinstance(gradient, torch.Tensor) or gradient.layout is not torch.strided \
-                or not gradient.is_contiguous() or gradient.numel() == 0:
+        if not isinstance(gradient, torch.Tensor):
+            return None
+        stored = _stored_values(gradient)
+        if stored is None or stored.numel() == 0:
             return None
         try:
             reference = weakref.ref(gradient)
         except TypeError:
             return None
-        return cls(reference, gradient._version, gradient.detach().view(-1)[:SAMPLED_VALUES].clone())
+        offset = _first_nonzero_block(stored)
+        return cls(reference, gradient._version, offset, stored[offset:offset + SAMPLED_VALUES].clone())
 
     def unchanged(self, parameter) -> bool:
         """The parameter's `.grad` is still this tensor, unwritten, with these (nonzero) values."""
         gradient = getattr(parameter, "grad", None)
-        return (gradient is not None and gradient is self.gradient() and gradient._version == self.version
-                and not cleared(gradient) and torch.equal(gradient.detach().view(-1)[:SAMPLED_VALUES], self.values))
+        if gradient is None or gradient is not self.gradient() or gradient._version != self.version \
+                or cleared(gradient):
+            return False
+        stored = _stored_values(gradient)
+        return stored is not None and torch.equal(stored[self.offset:self.offset + SAMPLED_VALUES], self.values)
 
     def kept(self, parameter) -> bool:
         """The parameter's `.grad` is still this tensor and was not cleared (not all zero)."""
         gradient = getattr(parameter, "grad", None)
         return gradient is not None and gradient is self.gradient() and not cleared(gradient)
+
+
+def _stored_values(gradient) -> "torch.Tensor | None":
+    """The values a gradient stores, flat: a dense contiguous gradient's elements, a sparse COO
+    gradient's values (not its indices); None for another layout, which is not read."""
+    gradient = gradient.detach()
+    if gradient.layout is torch.strided:
+        return gradient.view(-1) if gradient.is_contiguous() else None
+    if gradient.layout is torch.sparse_coo:
+        return gradient._values().reshape(-1)
+    return None
+
+
+def _first_nonzero_block(stored) -> int:
+    """The offset of the first block of SAMPLED_VALUES values holding a nonzero one (0 when all are
+    zero). One pass over the values, in blocks: only a bool per block is allocated."""
+    if bool(stored[:SAMPLED_VALUES].any()):
+        return 0
+    whole = stored.numel() // SAMPLED_VALUES * SAMPLED_VALUES
+    if whole:
+        blocks = stored[:whole].view(-1, SAMPLED_VALUES).any(dim=1)
+        if bool(blocks.any()):
+            return int(blocks.to(torch.uint8).argmax()) * SAMPLED_VALUES  # argmax: the first maximum
+    return whole if whole < stored.numel() and bool(stored[whole:].any()) else 0
 
 
 def grad_of(tensor):
@@ -86,8 +121,10 @@ def grad_of(tensor):
 
 
 def cleared(gradient) -> bool:
-    """Its sampled values are all zero: what zero_grad(set_to_none=False) leaves."""
-    return not bool(gradient.detach().view(-1)[:SAMPLED_VALUES].any())
+    """All its stored values are zero: what zero_grad(set_to_none=False) leaves (a sparse gradient's
+    zero_() leaves no values at all). A layout that is not read counts as not cleared."""
+    stored = _stored_values(gradient)
+    return stored is not None and not bool(stored.any())
 
 
 @dataclass
@@ -460,7 +497,7 @@ def _sampled_parameters(optimizer) -> list:
 
 class GradientState(NamedTuple):
     """Which gradient tensor a parameter holds (a weak reference; None for none), its version, and
-    whether it is empty: None, or all its sampled values zero."""
+    whether it is empty: None, or all its values zero."""
 
     gradient: object
     version: int
@@ -471,9 +508,7 @@ class GradientState(NamedTuple):
         gradient = getattr(parameter, "grad", None)
         if not isinstance(gradient, torch.Tensor) or gradient.numel() == 0:
             return cls(None, -1, True)
-        # Only a dense contiguous gradient is read (a sparse or strided one counts as not cleared).
-        readable = gradient.layout is torch.strided and gradient.is_contiguous()
-        return cls(weakref.ref(gradient), gradient._version, readable and cleared(gradient))
+        return cls(weakref.ref(gradient), gradient._version, cleared(gradient))
 
     def holds(self, parameter) -> bool:
         """The parameter holds the same gradient tensor as then, at the same version (or none)."""
