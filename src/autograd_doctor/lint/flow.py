@@ -117,11 +117,20 @@ class ControlFlow:
 
     def iterates_own_layers(self, iterable) -> bool:
         """`self.layers` or `enumerate(self.layers)`, a container of layers that this
-        class built (`nn.ModuleList`, `nn.Sequential`, `nn.ModuleDict`)."""
+        class built (`nn.ModuleList`, `nn.Sequential`, `nn.ModuleDict`), or `zip` of
+        such containers only (`zip(self.blocks, self.units)`, SISR's DRRN: each is
+        there to be run, so the pairs are too; a `zip` with anything else, a caller's
+        list, may be empty)."""
         if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) \
                 and iterable.func.id == "enumerate" and len(iterable.args) == 1:
             iterable = iterable.args[0]
-        spec = self.modules.self_attribute_spec(iterable, self.scope.owner_class)
+        if self.is_builtin_call(iterable, "zip") and iterable.args and not iterable.keywords:
+            return all(self.own_layer_container(a) for a in iterable.args)
+        return self.own_layer_container(iterable)
+
+    def own_layer_container(self, node) -> bool:
+        """`self.layers`, a container of layers that this class built."""
+        spec = self.modules.self_attribute_spec(node, self.scope.owner_class)
         return spec is not None and spec.kind in CONTAINERS
 
     def loop_body(self, body, header: int, counter: tuple = (), runs: bool = False):
