@@ -218,3 +218,69 @@ def test_a_returned_dtype_conversion_gets_both_places_and_no_single_change(tmp_p
 def test_the_conversion_at_the_call_stays_silent(tmp_path):
     outcome = run_as_script(tmp_path, SCALE_CORRECT)
     assert outcome.error is None and not outcome.diagnoses
+
+
+# ---- AD149 ---------------------------------------------------------------------------------------
+
+# A class-based context manager whose __exit__ unscales and clips; the loop steps inside its block.
+CLIPPER_CLASS_EXIT = """
+    import torch
+    from torch import nn
+
+    class ClipOnExit:
+        def __init__(self, scaler, optimizer, model, max_norm):
+            self.scaler, self.optimizer, self.model, self.max_norm = scaler, optimizer, model, max_norm
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.scaler.unscale_(self.optimizer)
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_norm)
+            return False
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 5), nn.ReLU(), nn.Linear(5, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu")
+    for _ in range(3):
+        x, y = torch.randn(6, 3), torch.randn(6, 1)
+        optimizer.zero_grad()
+        with ClipOnExit(scaler, optimizer, model, 0.3):
+            loss = nn.functional.mse_loss(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)  # STEP
+        scaler.update()
+"""
+
+CLIPPER_CLASS_CORRECT = CLIPPER_CLASS_EXIT.replace("""            scaler.step(optimizer)  # STEP
+        scaler.update()""", """        scaler.step(optimizer)
+        scaler.update()""")
+
+# The block goes on after the step (it records the loss): moving the step alone is not offered.
+CLIPPER_BLOCK_GOES_ON = CLIPPER_CLASS_EXIT.replace("""            scaler.step(optimizer)  # STEP
+""", """            scaler.step(optimizer)  # STEP
+            last_loss = loss.item()
+""")
+
+
+def test_a_step_inside_a_block_whose_exit_unscales_moves_below_it(tmp_path):
+    outcome = run_as_script(tmp_path, CLIPPER_CLASS_EXIT)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD149", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("STEP")
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, CLIPPER_CLASS_CORRECT, "correct.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["model"].parameters(), correct["model"].parameters()))
+
+
+def test_the_step_after_the_block_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, CLIPPER_CLASS_CORRECT)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_block_that_goes_on_after_the_step_gets_no_move(tmp_path):
+    outcome = run_as_script(tmp_path, CLIPPER_BLOCK_GOES_ON)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD149", [d.code for d in outcome.diagnoses]
+    assert all(suggestion.replacement is None for suggestion in diagnosis.help)
