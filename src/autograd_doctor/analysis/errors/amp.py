@@ -542,13 +542,13 @@ def _caller_after_step(context: ErrorContext, frame, call: ast.Call):
 
 
 def _step_inside_exiting_with(context: ErrorContext, frame, call: ast.Call):
-    """(filename, step statement, scaler text, help) when the failing unscale_() runs in a generator
-    that is a context manager's exit (contextlib.contextmanager: the code after `yield`), left by the
-    caller's `with` block whose last statement is `scaler.step(...)` of the same scaler: the exit
+    """(filename, step statement, scaler text, help) when the failing unscale_() runs in a context
+    manager's exit (an `__exit__` method, or the code after `yield` of a contextlib.contextmanager
+    generator), left by the caller's `with` block whose last statement is `scaler.step(...)` of the same scaler: the exit
     unscales (and clips) after that step. The help moves the step below the block, so it applies the
     gradients the exit unscaled and clipped; every statement before it in the block still runs first.
     None otherwise (the block does more after the step, or steps more than once)."""
-    if not frame.f_code.co_flags & inspect.CO_GENERATOR:
+    if not _runs_at_block_exit(frame, call):
         return None
     scaler = value_of(frame, call.func.value)
     callers = [found for found in context.user_frames() if found[0] is not frame]
@@ -578,9 +578,24 @@ def _step_inside_exiting_with(context: ErrorContext, frame, call: ast.Call):
     location = statement_location(filename, block)
     location.end_line, location.end_column = block.end_lineno, block.end_col_offset
     receiver = segment(filename, step.value.func.value)
-    help_ = Suggestion(f"call {receiver}.step() after the with block: its exit unscales and clips the gradients, "
-                       f"and {receiver}.step() must apply them after that", "\n".join(lines), location)
+    help_ = Suggestion(f"call {receiver}.step() after the with block: the block's exit unscales the gradients (and "
+                       f"clips them, where it does), and {receiver}.step() must apply them after that",
+                       "\n".join(lines), location)
     return filename, step, receiver, help_
+
+
+def _runs_at_block_exit(frame, call: ast.Call) -> bool:
+    """Whether `call` runs in a context manager's exit: `frame` is an `__exit__` method, or a
+    generator whose call comes after a `yield` of its own (the exit of contextlib.contextmanager;
+    the code before the yield is the block's entry)."""
+    if frame.f_code.co_name == "__exit__":
+        return True
+    if not frame.f_code.co_flags & inspect.CO_GENERATOR:
+        return False
+    tree = parse_file(frame.f_code.co_filename)
+    function = enclosing_function(tree, call.lineno) if tree is not None else None
+    return function is not None and any(isinstance(node, (ast.Yield, ast.YieldFrom)) and node.lineno < call.lineno
+                                        for node in ast.walk(function))
 
 
 def _caller_unscaling_every_optimizer(context: ErrorContext, frame, call: ast.Call):

@@ -20,8 +20,8 @@ class GroupClipper:
     def __call__(self):
         norms = []
         for group in self.optimizer.param_groups:
-            norms.append(torch.nn.utils.clip_grad_norm_(group["params"], group["max_norm"],
-                                                        error_if_nonfinite=False))  # PRIMARY
+            norms.append(torch.nn.utils.clip_grad_norm_(group["params"], group["max_norm"],  # PRIMARY
+                                                        error_if_nonfinite=False))
         return norms
 
 
