@@ -98,12 +98,13 @@ def wrong_gradients(context: ErrorContext, already):
         notes.append(f"backward must return one gradient per input of forward (after ctx): "
                      f"{', '.join(inputs) if inputs else expected} -> {expected} values; None for inputs "
                      "that get no gradient")
-        needs = _needs_input_grad_of_applications(graph_nodes_named(context, f"{class_name}Backward"), expected)
+        needs, varying = _needs_input_grad_of_applications(graph_nodes_named(context, f"{class_name}Backward"),
+                                                           expected)
         missing_need_no_grad = len(needs) == expected and not any(needs[got:])
-        if len(needs) == expected and any(needs[got:]) and len(inputs) == expected:
-            notes.append(f"{class_name} is applied where {', '.join(i for i, need in zip(inputs[got:], needs[got:]) if need)} "
-                         "requires grad (backward's one body serves every application): a None there would leave it "
-                         "without a gradient")
+        if len(inputs) == expected and any(varying[got:]):
+            names = ", ".join(i for i, differs in zip(inputs[got:], varying[got:]) if differs)
+            notes.append(f"{class_name} is applied more than once, and in some applications {names} requires grad: "
+                         "backward's one return line serves them all, so a None there would leave it without a gradient")
         if got < expected and len(returns) == 1 and missing_need_no_grad:
             extended = _extended_return(filename, returns[0].value, got, ["None"] * (expected - got))
             names = ", ".join(inputs[got:]) if len(inputs) == expected else "the other inputs"
@@ -252,16 +253,19 @@ def _broadcast_operand(forward, name: str) -> bool:
     return False
 
 
-def _needs_input_grad_of_applications(nodes: list, count: int) -> list[bool]:
+def _needs_input_grad_of_applications(nodes: list, count: int) -> tuple[list[bool], list[bool]]:
     """For each input of forward: whether some application of the Function in the graph being
-    differentiated (one backward node each) needs its gradient. The failing application alone is
-    not enough: the gradient for an input that is None there (a bias-free call) may be needed
-    where the same Function is applied to a tensor that requires grad, and backward's return
-    line serves both. Empty when an application's flags are unknown or of another length."""
+    differentiated (one backward node each) needs its gradient, and whether the applications differ
+    there. The failing application alone is not enough: the gradient for an input that is None there
+    (a bias-free call) may be needed where the same Function is applied to a tensor that requires
+    grad, and backward's return line serves both. Empty lists when an application's flags are unknown
+    or of another length."""
     flags = [list(getattr(node, "needs_input_grad", ()) or ()) for node in nodes]
     if not flags or any(len(needs) != count for needs in flags):
-        return []
-    return [any(needs[index] for needs in flags) for index in range(count)]
+        return [], []
+    some = [any(needs[index] for needs in flags) for index in range(count)]
+    every = [all(needs[index] for needs in flags) for index in range(count)]
+    return some, [a and not b for a, b in zip(some, every)]
 
 
 def _computed_gradients(backward: ast.FunctionDef, missing: list[str], needs: list[bool],
