@@ -376,6 +376,16 @@ NOT_YET = {
     "per_sample_loss_given_to_grad_scaler": (False, "advice"),  # the variant marks the reduction="none" line
     "per_sample_losses_given_to_autograd_backward": (True, "advice"),
     "sequence_loss_summed_over_time_only": (False, "advice"),  # the variant marks the reduction over time
+    # Set 29 (causes in docs/errors.md, set 29). AD120: the Function's bias requires grad in one of its
+    # applications; backward must compute its gradient, which no return line of backward holds: advice
+    # (it was "return None for bias", wrong, on the frozen copy).
+    "linear_function_written_bias_free_given_module_bias": (True, "advice"),
+    # AD121: `return x.float()` of a float16 x: `return x` and the conversion at the call, two places:
+    # advice naming both (it was "return x" alone, wrong, on the frozen copy).
+    "half_activations_inplace_rms_norm_function_returns_float_cast": (True, "advice"),
+    # AD167: the optimizer is built before setup() replaces the head it holds; the two calls must swap,
+    # which the diagnosis (at scaler.step()) does not find: advice off the marked line.
+    "head_replaced_in_setup_after_configure_optimizers_under_scaler": (False, "advice"),
 }
 
 # Variants not yet diagnosed with the catalogue's code (set 17's first run): pinned, so that a change

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from autograd_doctor.analysis.live_values import dotted_value
+from autograd_doctor.analysis.live_values import expression_value
 from autograd_doctor.analysis.graph_reach import graph_reaches
 from autograd_doctor.analysis.source_scope import (
     MAX_NODES, Scope, frame_values, graph_nodes, leaves_below, live_frame, loaded_names, reached_leaves,
@@ -199,9 +199,13 @@ def _parameter_ids(optimizer) -> set[int]:
 
 
 def _held_parameters(receiver: str, values: dict) -> set[int]:
-    """Ids of the parameters an optimizer or a module named `receiver` (a name or a dotted
-    attribute chain of the live frame) holds; empty when it cannot be resolved."""
-    value = dotted_value(values.get, receiver)
+    """Ids of the parameters an optimizer or a module named `receiver` (a name, an attribute chain
+    or a constant subscript of the live frame: `self.optimizers[1]`, `opts["critic"]`) holds; empty
+    when it cannot be resolved without running the user's code."""
+    try:
+        value = expression_value(values.get, ast.parse(receiver, mode="eval").body)
+    except SyntaxError:
+        return set()
     if isinstance(value, torch.nn.Module):
         return {id(p) for p in value.parameters()}
     return _parameter_ids(value)

@@ -44,6 +44,7 @@ step that overflowed is skipped as it would have been, the others are clipped as
 from __future__ import annotations
 
 import ast
+import inspect
 import textwrap
 import types
 
@@ -445,6 +446,15 @@ def unscaled_after_step(context: ErrorContext, already):
             location = statement_location(filename, statement, role="unscale",
                                           note=f"runs {receiver}.unscale_() after {receiver}.step()")
             help_ = _move_before_step(filename, block, statement, step, receiver)
+        elif (exiting := _step_inside_exiting_with(context, _frame, found[4])) is not None:
+            # The unscale_ runs when a context manager's block exits (code after its `yield`), and
+            # the block ends with the step: the step is the statement to move, below the block.
+            inner = location
+            filename, step, receiver, help_ = exiting
+            location = statement_location(filename, step, role="step",
+                                          note=f"{receiver}.step() runs inside the with block, whose exit unscales "
+                                          "and clips after it")
+            step = None
         else:
             hoisted = _caller_unscaling_every_optimizer(context, _frame, found[4])
             if hoisted is not None:
@@ -529,6 +539,63 @@ def _caller_after_step(context: ErrorContext, frame, call: ast.Call):
         if steps:
             return filename, block, statement, steps[-1], segment(filename, steps[-1].value.func.value)
     return None
+
+
+def _step_inside_exiting_with(context: ErrorContext, frame, call: ast.Call):
+    """(filename, step statement, scaler text, help) when the failing unscale_() runs in a context
+    manager's exit (an `__exit__` method, or the code after `yield` of a contextlib.contextmanager
+    generator), left by the caller's `with` block whose last statement is `scaler.step(...)` of the same scaler: the exit
+    unscales (and clips) after that step. The help moves the step below the block, so it applies the
+    gradients the exit unscaled and clipped; every statement before it in the block still runs first.
+    None otherwise (the block does more after the step, or steps more than once)."""
+    if not _runs_at_block_exit(frame, call):
+        return None
+    scaler = value_of(frame, call.func.value)
+    callers = [found for found in context.user_frames() if found[0] is not frame]
+    if not callers:
+        return None
+    caller, line = callers[0]  # innermost first: the frame whose `with` block exited
+    filename = caller.f_code.co_filename
+    tree = parse_file(filename)
+    blocks = [node for node in ast.walk(tree) if isinstance(node, ast.With) and node.lineno == line] \
+        if tree is not None else []
+    if len(blocks) != 1 or len(blocks[0].body) < 2:
+        return None
+    block, step = blocks[0], blocks[0].body[-1]
+    if _method_call(step, "step") is None or value_of(caller, step.value.func.value) is not scaler or any(
+            _method_call(s, method) is not None for s in blocks[0].body[:-1] for method in ("step", "update")):
+        return None
+    with_indent = source_line(filename, block.lineno)[:block.col_offset]
+    body_indent = source_line(filename, step.lineno)[:step.col_offset]
+    kept = [source_line(filename, number).rstrip() for number in range(block.lineno, step.lineno)]
+    moved = [source_line(filename, number).rstrip() for number in range(step.lineno, step.end_lineno + 1)]
+    if any(line_text.strip() and not line_text.startswith(with_indent) for line_text in kept) or \
+            any(not line_text.startswith(body_indent) for line_text in moved):
+        return None
+    while kept and not kept[-1].strip():
+        kept.pop()
+    lines = [text[len(with_indent):] for text in kept] + [text[len(body_indent):] for text in moved]
+    location = statement_location(filename, block)
+    location.end_line, location.end_column = block.end_lineno, block.end_col_offset
+    receiver = segment(filename, step.value.func.value)
+    help_ = Suggestion(f"call {receiver}.step() after the with block: the block's exit unscales the gradients (and "
+                       f"clips them, where it does), and {receiver}.step() must apply them after that",
+                       "\n".join(lines), location)
+    return filename, step, receiver, help_
+
+
+def _runs_at_block_exit(frame, call: ast.Call) -> bool:
+    """Whether `call` runs in a context manager's exit: `frame` is an `__exit__` method, or a
+    generator whose call comes after a `yield` of its own (the exit of contextlib.contextmanager;
+    the code before the yield is the block's entry)."""
+    if frame.f_code.co_name == "__exit__":
+        return True
+    if not frame.f_code.co_flags & inspect.CO_GENERATOR:
+        return False
+    tree = parse_file(frame.f_code.co_filename)
+    function = enclosing_function(tree, call.lineno) if tree is not None else None
+    return function is not None and any(isinstance(node, (ast.Yield, ast.YieldFrom)) and node.lineno < call.lineno
+                                        for node in ast.walk(function))
 
 
 def _caller_unscaling_every_optimizer(context: ErrorContext, frame, call: ast.Call):

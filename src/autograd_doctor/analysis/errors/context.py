@@ -232,6 +232,21 @@ def context_call_name(expression: ast.expr) -> str | None:
 def graph_node_named(context: ErrorContext, node_name: str, with_path: bool = False):
     """The autograd node called `node_name` in the graph backward() was running; with_path: also
     the nodes between the root and it (the ops after it in the forward pass)."""
+    for node, path in _graph_walk(context):
+        if type(node).__name__ == node_name:
+            return (node, path) if with_path else node
+    return (None, ()) if with_path else None
+
+
+def graph_nodes_named(context: ErrorContext, node_name: str) -> list:
+    """Every autograd node called `node_name` in the graph backward() was running: one per
+    application of a custom Function (`ScaleBackward` for each `Scale.apply(...)` in it)."""
+    return [node for node, _path in _graph_walk(context) if type(node).__name__ == node_name]
+
+
+def _graph_walk(context: ErrorContext):
+    """(node, the nodes between the root and it) for each node of the graph backward() or
+    torch.autograd.grad() was running, each once, at most 10000."""
     roots = []
     for function in ("backward", "grad"):
         frame = context.torch_frame(function)
@@ -247,10 +262,8 @@ def graph_node_named(context: ErrorContext, node_name: str, with_path: bool = Fa
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if type(node).__name__ == node_name:
-            return (node, path) if with_path else node
+        yield node, path
         frontier.extend((child, path + (node,)) for child, _ in node.next_functions if child is not None)
-    return (None, ()) if with_path else None
 
 
 def module_attribute_assignment(module, attribute: str):

@@ -13,7 +13,7 @@ from autograd_doctor.diagnosis import codes
 from autograd_doctor.analysis.errors.build import (
     diagnosis, find_calls, line_change, statement_change, text_of, user_statement,
 )
-from autograd_doctor.analysis.errors.context import ErrorContext, graph_node_named, value_of
+from autograd_doctor.analysis.errors.context import ErrorContext, graph_nodes_named, value_of
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import parse_file, replace_node_text, statement_location
 
@@ -98,9 +98,13 @@ def wrong_gradients(context: ErrorContext, already):
         notes.append(f"backward must return one gradient per input of forward (after ctx): "
                      f"{', '.join(inputs) if inputs else expected} -> {expected} values; None for inputs "
                      "that get no gradient")
-        node = graph_node_named(context, f"{class_name}Backward")
-        needs = list(getattr(node, "needs_input_grad", ()) or ())
+        needs, varying = _needs_input_grad_of_applications(graph_nodes_named(context, f"{class_name}Backward"),
+                                                           expected)
         missing_need_no_grad = len(needs) == expected and not any(needs[got:])
+        if len(inputs) == expected and any(varying[got:]):
+            names = ", ".join(i for i, differs in zip(inputs[got:], varying[got:]) if differs)
+            notes.append(f"{class_name} is applied more than once, and in some applications {names} requires grad: "
+                         "backward's one return line serves them all, so a None there would leave it without a gradient")
         if got < expected and len(returns) == 1 and missing_need_no_grad:
             extended = _extended_return(filename, returns[0].value, got, ["None"] * (expected - got))
             names = ", ".join(inputs[got:]) if len(inputs) == expected else "the other inputs"
@@ -249,6 +253,21 @@ def _broadcast_operand(forward, name: str) -> bool:
     return False
 
 
+def _needs_input_grad_of_applications(nodes: list, count: int) -> tuple[list[bool], list[bool]]:
+    """For each input of forward: whether some application of the Function in the graph being
+    differentiated (one backward node each) needs its gradient, and whether the applications differ
+    there. The failing application alone is not enough: the gradient for an input that is None there
+    (a bias-free call) may be needed where the same Function is applied to a tensor that requires
+    grad, and backward's return line serves both. Empty lists when an application's flags are unknown
+    or of another length."""
+    flags = [list(getattr(node, "needs_input_grad", ()) or ()) for node in nodes]
+    if not flags or any(len(needs) != count for needs in flags):
+        return [], []
+    some = [any(needs[index] for needs in flags) for index in range(count)]
+    every = [all(needs[index] for needs in flags) for index in range(count)]
+    return some, [a and not b for a, b in zip(some, every)]
+
+
 def _computed_gradients(backward: ast.FunctionDef, missing: list[str], needs: list[bool],
                         returned: ast.Return) -> list[str] | None:
     """For each input whose gradient backward does not return: the variable backward assigns
@@ -360,6 +379,19 @@ def dirty_not_returned(context: ErrorContext, already):
             helps.append(Suggestion(f"do not rebind {dirty[0]} after ctx.mark_dirty({dirty[0]}): write into the input "
                                     f"itself, or copy the result back into it ({dirty[0]}_input.copy_(result)) and "
                                     "return that input"))
+    elif len(returns) == 1 and len(dirty) == 1 and dirty[0].isidentifier() and \
+            (conversion := _converted_copy(filename, returned, dirty[0])) is not None:
+        # `return x.float()` of a float16 x: the conversion made the new tensor (for x already of that
+        # dtype it returns x itself, and nothing fails). `return x` alone hands the callers x's dtype
+        # (or device), which the code after the call was not written for: the conversion moves to
+        # the call, a second place, so the help names both and changes neither.
+        primary.note = f"returns {conversion}, a new tensor: {dirty[0]} has another dtype or device"
+        applied = _application_text(context, function_class)
+        helps.append(Suggestion(
+            f"return {dirty[0]} itself (a Function that modifies an input in place must return that input), and "
+            f"convert its result where it is applied: {applied or f'{function_class.__name__}.apply(...)'}"
+            f".{conversion[len(dirty[0]) + 1:]}; returning {dirty[0]} alone would hand the code after the call "
+            f"{dirty[0]}'s own dtype"))
     elif len(returns) == 1 and len(dirty) == 1 and dirty[0].isidentifier():
         helps.append(statement_change(primary, f"return {dirty[0]} itself: a Function that modifies an input in "
                                       "place must return that input", f"return {dirty[0]}"))
@@ -369,6 +401,36 @@ def dirty_not_returned(context: ErrorContext, already):
     notes = [f"{function_class.__name__}.forward marked {', '.join(dirty) or 'an input'} as modified in place "
              "but returned something else"]
     return diagnosis(codes.MARK_DIRTY_NOT_RETURNED, primary, related, notes, helps)
+
+
+# Tensor methods that convert their receiver to another dtype or device: a new tensor exactly where
+# the receiver is not of that dtype or on that device already.
+_CONVERSIONS = ("float", "half", "double", "bfloat16", "to", "type", "cpu", "cuda")
+
+
+def _converted_copy(filename: str, value, name: str) -> str | None:
+    """The returned expression's text when it is `name.<conversion>(...)` (`x.float()`, `x.to(dtype)`)."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _CONVERSIONS \
+            and isinstance(value.func.value, ast.Name) and value.func.value.id == name:
+        return text_of(filename, value)
+    return None
+
+
+def _application_text(context: ErrorContext, function_class) -> str | None:
+    """`Class.apply(...)` as written on the user's line that applied the Function, or None."""
+    found = context.innermost_user()
+    if found is None:
+        return None
+    frame, line = found
+    tree = parse_file(frame.f_code.co_filename)
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node, "lineno", None) == line and \
+                isinstance(node.func, ast.Attribute) and node.func.attr == "apply" and \
+                ast.unparse(node.func.value).split(".")[-1] == function_class.__name__:
+            return text_of(frame.f_code.co_filename, node)
+    return None
 
 
 # Methods that return a tensor with the same values as their receiver, a copy where they must.
