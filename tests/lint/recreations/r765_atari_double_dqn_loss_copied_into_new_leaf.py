@@ -83,7 +83,7 @@ class DQNAgent:
 
         loss /= batch
 
-        loss = torch.tensor(loss, requires_grad=True)  # missed: ADL034 (the rebuilt value still carries the graph, summed with += from 0: no cut marker before the constructor)
+        loss = torch.tensor(loss, requires_grad=True)  # expect: ADL034
 
         self.optimizer.zero_grad()
         loss.backward()
