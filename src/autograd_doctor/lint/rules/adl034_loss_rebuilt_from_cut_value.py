@@ -16,7 +16,10 @@ RULE = Rule(
 as `.mean()` or `.requires_grad_()` after it) where `v` is a value cut from
 the graph: `t.item()`, `t.tolist()`, `t.numpy()`, `t.detach()`, `t.data`,
 `float(t)`, a NumPy or other non-torch function of such values, or a name
-bound to one earlier in the function; and `name.backward()` is then called on
+bound to one earlier in the function; or where `v` still carries the graph
+(the constructor itself copies it out: `torch.tensor(loss, requires_grad=True)`
+of a loss summed with `loss += criterion(model(x), y)` from a number); and
+`name.backward()` is then called on
 that very binding in the same function.  Without `requires_grad=True` (or a
 later `name.requires_grad_()` / `name.requires_grad = True`) the backward
 fails; with it, the finding needs an optimizer `step()` after the backward.""",
@@ -35,7 +38,10 @@ loss = loss_fn(out, y)
 loss.backward()
 optimizer.step()""",
     fix_safety="No fix: the loss has to be written with torch operations on the model's output.",
-    known_problems="""Only a backward on the new tensor's own name in the same function counts; a
+    known_problems="""A value carries the graph when it is known to (a module's output, an op on
+one) or is a name summed from a number with `+=` / `-=` of such values in the
+same function; a graph handed in by a caller is not known.
+Only a backward on the new tensor's own name in the same function counts; a
 loss handed to another function or combined with other terms first is not
 followed.  A value cut in another function is not known to be cut.""",
 )
@@ -104,6 +110,40 @@ def _cut_of_operands(checker, operands):
     return cut
 
 
+_ACCUMULATING = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+
+
+def _accumulates_graph(checker, name: str) -> bool:
+    """``name`` was last bound to a number (`total = 0`) or to a value carrying the
+    graph, and an augmented assignment since then (`total += criterion(model(x), y)`)
+    added such a value with gradients on: it now carries that graph."""
+    entries = checker.scope.bind_values.get(name, ())
+    start = max((i for i, entry in enumerate(entries) if not isinstance(entry[1], ast.AugAssign)), default=None)
+    if start is None:
+        return False
+    first = entries[start][1]
+    if not (checker.is_number(first) or checker.is_graph(first)):
+        return False
+    return any(isinstance(node, ast.AugAssign) and isinstance(node.op, _ACCUMULATING) and not grad_off
+               and checker.is_graph(node.value) for _, node, grad_off in entries[start + 1:])
+
+
+def _carries_graph(checker, node) -> bool:
+    """``node`` (the constructor's argument) still carries an autograd graph: known
+    to (checker.is_graph), a name summed up from such values, or arithmetic and
+    value-keeping methods over one of them."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in _KEEPS and node.func.attr not in _CUT_METHODS:
+        node = node.func.value
+    if isinstance(node, ast.Name):
+        return checker.is_graph(node) or _accumulates_graph(checker, node.id)
+    if isinstance(node, ast.BinOp):
+        return _carries_graph(checker, node.left) or _carries_graph(checker, node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _carries_graph(checker, node.operand)
+    return checker.is_graph(node)
+
+
 def _constructor(checker, value):
     """(constructor call, requires_grad) when ``value`` is a new tensor made by a
     constructor (then methods), else None."""
@@ -166,17 +206,19 @@ def on_name_assign(checker, name, value) -> None:
     if not (_worth(checker) if worth is None else worth):
         return
     cuts = _cuts(scope)
-    if not _mentions_cut(checker, value, cuts):  # cheap: no cut marker, no name bound to a cut value
-        if cuts:
-            cuts.pop(name, None)
-        return
     made = _constructor(checker, value)
     if made is not None:
         call, requires = made
-        cut = _cut_node(checker, call.args[0])
+        cut = _cut_node(checker, call.args[0]) if _mentions_cut(checker, value, cuts) else None
+        if cut is None and _carries_graph(checker, call.args[0]):
+            cut = call  # the constructor itself copies the graph's values into a new leaf
         if cut is not None:
             scope.note("ADL034", (name, value, call, cut, requires))
-        _cuts(scope).pop(name, None)
+        cuts.pop(name, None)
+        return
+    if not _mentions_cut(checker, value, cuts):  # cheap: no cut marker, no name bound to a cut value
+        if cuts:
+            cuts.pop(name, None)
         return
     cut = _cut_node(checker, value)
     if cut is not None:
@@ -227,7 +269,13 @@ def _report(checker, name, call, cut, backward, step, requires) -> None:
     if len(cut_text) > 60:
         cut_text = cut_text[:57] + "..."
     where = "" if cut.lineno == call.lineno else f" (line {cut.lineno})"
-    made = f"`{name}` is a new tensor made from `{cut_text}`{where}, a value cut from the graph"
+    if cut is call:
+        copied = checker.text(call.args[0])
+        copied = copied if len(copied) <= 60 else copied[:57] + "..."
+        made = (f"`{name}` is a new tensor that `{checker.text(call.func)}()` copies from `{copied}`, "
+                "which carries the graph: the copy is cut from it")
+    else:
+        made = f"`{name}` is a new tensor made from `{cut_text}`{where}, a value cut from the graph"
     if requires:
         why = (f"; `requires_grad=True` makes it a leaf of its own, so `{checker.text(backward.func)}()` "
                f"on line {backward.lineno} reaches no parameter and `{step[2]}.step()` on line "
