@@ -724,9 +724,10 @@ def tensor_copy_diagnosis(args: tuple, kwargs: dict, stack: tuple[Site, ...] = (
         first_text = line[first.col_offset:first.end_col_offset]
         location = statement_location(filename, statement)
         if isinstance(data, (list, tuple)):
-            stacked = f"torch.stack({first_text})" if not isinstance(first, ast.Tuple) else f"torch.stack([{first_text[1:-1]}])"
-            helps.append(Suggestion("build the tensor with torch.stack, which keeps the graph",
-                                    _replace_text(filename, statement, call_text, stacked), location))
+            stacked = _stack_call_text(call, line, data)
+            if stacked is not None:
+                helps.append(Suggestion("build the tensor with torch.stack, which keeps the graph",
+                                        _replace_text(filename, statement, call_text, stacked), location))
         else:
             helps.append(Suggestion("use the tensor itself to keep the graph",
                                     _replace_text(filename, statement, call_text, first_text), location))
@@ -753,6 +754,81 @@ def tensor_copy_diagnosis(args: tuple, kwargs: dict, stack: tuple[Site, ...] = (
                           notes=notes, help=helps)
     diagnosis.extra["copied_tensors"] = len(carriers)
     return diagnosis
+
+
+def _stack_call_text(call: ast.Call, line: str, data: list | tuple) -> str | None:
+    """The `torch.tensor(...)` call on one line, written with torch.stack so the graph is kept:
+    a list written out of same-shaped tensors, `torch.tensor([l1, l2])`, becomes
+    `torch.stack([l1, l2])`; a nested one, `torch.as_tensor([[c, -s], [s, c]])`, one stack per
+    level, `torch.stack([torch.stack([c, -s]), torch.stack([s, c])])`; a variable holding a flat
+    list of same-shaped tensors, `torch.stack(losses)`. `dtype=` and `device=`, which torch.stack
+    does not take, move to `.to(...)`; `requires_grad=` goes (the stacked tensor has the
+    gradients). None (advice only) when a value is not a tensor (a float next to a tensor), the
+    shapes differ, a variable holds a nested list, or another keyword is given: torch.stack
+    would fail there, or do something else.
+
+        >>> import torch
+        >>> c, s = torch.ones((), requires_grad=True), torch.zeros(())
+        >>> node = ast.parse("torch.tensor([[c, -s], [s, c]], dtype=torch.float64)").body[0].value
+        >>> _stack_call_text(node, "torch.tensor([[c, -s], [s, c]], dtype=torch.float64)", [[c, -s], [s, c]])
+        'torch.stack([torch.stack([c, -s]), torch.stack([s, c])]).to(dtype=torch.float64)'
+        >>> node = ast.parse("torch.tensor([c, 1.0])").body[0].value
+        >>> _stack_call_text(node, "torch.tensor([c, 1.0])", [c, 1.0]) is None
+        True
+    """
+    first = call.args[0]
+    if len(call.args) != 1:
+        return None
+    moved = []
+    for keyword in call.keywords:
+        if keyword.arg in ("dtype", "device"):
+            moved.append(f"{keyword.arg}={line[keyword.value.col_offset:keyword.value.end_col_offset]}")
+        elif keyword.arg != "requires_grad":
+            return None
+    suffix = f".to({', '.join(moved)})" if moved else ""
+    if isinstance(first, (ast.List, ast.Tuple)):
+        if _same_shaped_tensors(data):
+            text = line[first.col_offset:first.end_col_offset]
+            return (f"torch.stack({text})" if isinstance(first, ast.List) else f"torch.stack([{text[1:-1]}])") + suffix
+        nested = _nested_stack_text(first, line, data)
+        return nested + suffix if nested is not None else None
+    return f"torch.stack({line[first.col_offset:first.end_col_offset]}){suffix}" if _same_shaped_tensors(data) else None
+
+
+def _same_shaped_tensors(values: Any) -> bool:
+    return isinstance(values, (list, tuple)) and len(values) > 0 and all(
+        isinstance(value, torch.Tensor) and value.shape == values[0].shape for value in values)
+
+
+def _nested_stack_text(node: ast.expr, line: str, value: Any, depth: int = 0) -> str | None:
+    """One torch.stack per level of a nested list written out, when the lists of each level are
+    all the same length and end in same-shaped tensors; None otherwise."""
+    if depth > 5 or not isinstance(node, (ast.List, ast.Tuple)) or not isinstance(value, (list, tuple)) or \
+            len(node.elts) != len(value) or not value or any(isinstance(elt, ast.Starred) for elt in node.elts):
+        return None
+    if _same_shaped_tensors(value):
+        parts = [line[elt.col_offset:elt.end_col_offset] for elt in node.elts]
+    elif all(isinstance(item, (list, tuple)) and len(item) == len(value[0]) for item in value):
+        parts = [_nested_stack_text(elt, line, item, depth + 1) for elt, item in zip(node.elts, value)]
+        if any(part is None for part in parts):
+            return None
+        if not _leaves_same_shaped(value):
+            return None
+    else:
+        return None
+    return f"torch.stack([{', '.join(parts)}])"
+
+
+def _leaves_same_shaped(value: Any) -> bool:
+    leaves: list[torch.Tensor] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        else:
+            leaves.append(item)
+    return all(isinstance(leaf, torch.Tensor) and leaf.shape == leaves[0].shape for leaf in leaves)
 
 
 def _stacked_statement(filename: str, statement: ast.stmt, line: int) -> str | None:

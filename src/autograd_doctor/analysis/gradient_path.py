@@ -715,6 +715,43 @@ def _spelled_apart(filename: str, block: ast.With) -> tuple[Suggestion, Location
     return help, help.location
 
 
+def _stacked_literal(filename: str, call: ast.Call, non_tensors: frozenset) -> str | None:
+    """`torch.tensor([...])` of a list written out, as torch.stack: one stack per level of a nested
+    list (`[[c, -s], [s, c]]` -> `torch.stack([torch.stack([c, -s]), torch.stack([s, c])])`, which
+    torch.stack needs: it takes tensors, not lists); `dtype=` / `device=`, which torch.stack does
+    not take, move to `.to(...)` and `requires_grad=` goes. None when an element is a number or a
+    name holding no tensor (torch.stack would refuse it), rows differ in length, or another
+    keyword is given."""
+    moved = []
+    for keyword in call.keywords:
+        if keyword.arg in ("dtype", "device"):
+            moved.append(f"{keyword.arg}={segment(filename, keyword.value)}")
+        elif keyword.arg != "requires_grad":
+            return None
+
+    def level(node: ast.expr, depth: int) -> str | None:
+        if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts or depth > 5 or any(
+                isinstance(elt, ast.Starred) for elt in node.elts):
+            return None
+        if all(isinstance(elt, (ast.List, ast.Tuple)) for elt in node.elts):
+            if len({len(elt.elts) for elt in node.elts}) != 1:
+                return None
+            parts = [level(elt, depth + 1) for elt in node.elts]
+            if any(part is None for part in parts):
+                return None
+        elif any(isinstance(elt, (ast.List, ast.Tuple)) or not [n for n in loaded_names(elt) if n not in non_tensors]
+                 for elt in node.elts):
+            return None
+        else:
+            parts = [segment(filename, elt) for elt in node.elts]
+        return f"torch.stack([{', '.join(parts)}])"
+
+    stacked = level(call.args[0], 0)
+    if stacked is None:
+        return None
+    return f"{stacked}.to({', '.join(moved)})" if moved else stacked
+
+
 def cut_suggestions(cut: Cut) -> list[Suggestion]:
     filename, statement, mark = cut.filename, cut.statement, cut.mark
     location = statement_location(filename, statement)
@@ -744,9 +781,15 @@ def cut_suggestions(cut: Cut) -> list[Suggestion]:
     elif mark.kind == "new_leaf" and isinstance(node, ast.Call) and node.args:
         data = node.args[0]
         if isinstance(data, (ast.List, ast.Tuple)):
-            new = f"torch.stack([{', '.join(segment(filename, e) for e in data.elts)}])"
-            suggestions.append(Suggestion("build the tensor with torch.stack, which keeps the graph",
-                                          replace_node_text(filename, statement, node, new), location))
+            new = _stacked_literal(filename, node, cut.non_tensors)
+            if new is not None:
+                suggestions.append(Suggestion("build the tensor with torch.stack, which keeps the graph",
+                                              replace_node_text(filename, statement, node, new), location))
+            else:
+                suggestions.append(Suggestion(
+                    f"build the tensor from the tensors with torch.stack (one per level of a nested list), which "
+                    f"keeps the graph: `{mark.text}` copies the values; a plain number among them must become a "
+                    "tensor first (torch.stack takes tensors of one shape)"))
         else:
             inner = data
             # Strip what left the graph: `torch.tensor(y.detach().numpy())` -> `y`.
