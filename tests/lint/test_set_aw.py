@@ -211,3 +211,71 @@ def test_torch_member_failing_the_test_runs_under_no_grad_and_passing_it_raises(
         assert run(_Stage.CHECK) == pytest.approx(expected)
         with pytest.raises(RuntimeError, match="does not require grad"):
             run(_Stage.FIT)
+
+
+# --- ADL016 (recall, r749): a function handed to `<module>.apply` gets modules ---------
+
+# Seen while reading BUPT-GAMMA/OpenHGNN (https://github.com/BUPT-GAMMA/OpenHGNN,
+# `openhgnn/layers/AdapropT.py`): `W_samp.apply(freeze)` with `def freeze(m):
+# m.requires_grad = False`.  A second shape: a top-level function, a model built
+# from a same-file class and used as a module.
+APPLIED = '''
+import torch
+from torch import nn
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Linear(4, 8)
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.stem(x)))
+
+
+def stop_training(module):
+    module.requires_grad = False
+
+
+def build():
+    model = Encoder()
+    model.stem.apply(stop_training)
+    model.apply(stop_training)
+    model.train()
+    return torch.optim.Adam(model.parameters())
+'''
+
+
+def test_adl016_flag_set_on_what_apply_hands_over_found():
+    assert [c for c in _found(APPLIED) if c[0] == "ADL016"] == [("ADL016", _line(APPLIED, "module.requires_grad = False"))]
+
+
+def test_adl016_function_also_called_otherwise_or_unknown_receiver_silent():
+    # the function is also called with something else: its argument may be a tensor
+    called = APPLIED + "\n\nstop_training(torch.zeros(3))\n"
+    assert [c for c in _found(called) if c[0] == "ADL016"] == []
+    # a receiver nothing shows to be a module (a table's `apply`)
+    table = APPLIED.replace("    model.stem.apply(stop_training)\n    model.apply(stop_training)\n",
+                            "    frame.apply(stop_training)\n").replace("def build():", "def build(frame):")
+    assert [c for c in _found(table) if c[0] == "ADL016"] == []
+    # the parameters frozen one by one: right
+    right = APPLIED.replace("    module.requires_grad = False",
+                            "    for p in module.parameters(recurse=False):\n        p.requires_grad = False")
+    assert [c for c in _found(right) if c[0] == "ADL016"] == []
+    # a class of the file with a `requires_grad` setting of its own
+    own = APPLIED.replace("        self.head = nn.Linear(8, 2)\n",
+                          "        self.head = nn.Linear(8, 2)\n        self.requires_grad = True\n")
+    assert [c for c in _found(own) if c[0] == "ADL016"] == []
+
+
+def test_torch_flag_through_apply_freezes_nothing_and_requires_grad_underscore_does():
+    model = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 1))
+
+    def wrong(m):
+        m.requires_grad = False
+
+    model.apply(wrong)
+    assert all(p.requires_grad for p in model.parameters())
+    model.apply(lambda m: m.requires_grad_(False))
+    assert not any(p.requires_grad for p in model.parameters())
