@@ -32,7 +32,8 @@ is known to be a module (a name bound to one, a layer held as an attribute:
 `self.model.outc`, an item of a module container: `self.layers[0]`, but not
 of an `nn.ParameterList` / `nn.ParameterDict`, whose items are parameters, the loop
 variable of `for m in model.modules()` / `.children()` / `.named_modules()` /
-`.named_children()`, a `torchvision.models` constructor's result) whose class
+`.named_children()`, the one parameter of a function the file hands only to
+`<module>.apply(fn)`, a `torchvision.models` constructor's result) whose class
 has no `requires_grad` setting of its own.""",
     why_bad="""Tensors and modules accept any new attribute, so `w.require_grad = True`
 sets an unused attribute and `w.requires_grad` stays `False`: `w` silently

@@ -33,7 +33,11 @@ with evidence for each link:
   under a test of the mode (`if self.training:`, `if torch.is_grad_enabled():`,
   `if loss.requires_grad:`), nor under a test of a flag parameter that the
   call passes as a constant failing it (`run_epoch(loader, train=False)` with
-  `if train: loss.backward()`; a constant default left out counts the same).
+  `if train: loss.backward()`; a constant default left out counts the same),
+  or a comparison of the parameter that the call's constant, or its member of
+  a project enumeration, fails (`run(phase=Phase.VAL)` with `if phase ==
+  Phase.TRAIN: loss.backward()`, where `Phase` is an `enum.Enum` whose members
+  have distinct literal values).
 Under `no_grad()` (and `inference_mode()`) every op's result has no graph, so
 the value computed in the function does not require grad, whatever its inputs
 are.""",
