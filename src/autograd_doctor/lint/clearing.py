@@ -193,7 +193,7 @@ def _project_class(qualname: str, filename: str, depth: int = 0):
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
             source = next(a.name for a in node.names if (a.asname or a.name) == name)
-            target = _absolute_module(node, path)
+            target = absolute_module(node, path)
             return _project_class(f"{target}.{source}", path, depth + 1) if target else None
     return None
 
@@ -205,7 +205,7 @@ def _base_names(cls: ast.ClassDef, path: str) -> list:
     aliases = {}
     for node in (tree.body if tree is not None else ()):
         if isinstance(node, ast.ImportFrom):
-            target = _absolute_module(node, path)
+            target = absolute_module(node, path)
             for a in node.names:
                 if target:
                     aliases[a.asname or a.name] = f"{target}.{a.name}"
@@ -217,7 +217,7 @@ def _base_names(cls: ast.ClassDef, path: str) -> list:
     return out
 
 
-def _absolute_module(node: ast.ImportFrom, path: str) -> str | None:
+def absolute_module(node: ast.ImportFrom, path: str) -> str | None:
     """The module an import names, relative imports made absolute from ``path``'s
     package folders (`from .train import X` in `core/utils/__init__.py`: `core.utils.train`)."""
     if not node.level:

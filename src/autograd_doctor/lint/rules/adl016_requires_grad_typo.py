@@ -32,7 +32,8 @@ is known to be a module (a name bound to one, a layer held as an attribute:
 `self.model.outc`, an item of a module container: `self.layers[0]`, but not
 of an `nn.ParameterList` / `nn.ParameterDict`, whose items are parameters, the loop
 variable of `for m in model.modules()` / `.children()` / `.named_modules()` /
-`.named_children()`, a `torchvision.models` constructor's result) whose class
+`.named_children()`, the one parameter of a function the file hands only to
+`<module>.apply(fn)`, a `torchvision.models` constructor's result) whose class
 has no `requires_grad` setting of its own.""",
     why_bad="""Tensors and modules accept any new attribute, so `w.require_grad = True`
 sets an unused attribute and `w.requires_grad` stays `False`: `w` silently
@@ -101,7 +102,7 @@ def on_attribute_assign(checker, target, value, statement) -> None:
     if isinstance(obj, ast.Name) and obj.id == "self":
         return
     if target.attr == "requires_grad":
-        if value.value is False and _is_module_without_flag(checker, obj):
+        if value.value is False and (_is_module_without_flag(checker, obj) or _applied_to_modules(checker, obj)):
             checker.scope.note("ADL016", (target, target.attr, False, "module", statement))
         return
     checker.scope.note("ADL016", (target, target.attr, value.value, _known_kind(checker, obj), statement))
@@ -121,6 +122,67 @@ def _is_module_without_flag(checker, obj) -> bool:
         return not any(_has_own_flag(node) for node in checker.modules.module_class_nodes.values())
     node = checker.modules.module_class_nodes.get(cls or "")
     return node is None or not _has_own_flag(node)
+
+
+def _applied_to_modules(checker, obj) -> bool:
+    """``obj`` is the one parameter of a function the file hands only to
+    `<module>.apply(fn)`, which calls it on every submodule (`def freeze(m):
+    m.requires_grad = False`, then `self.gate.apply(freeze)`): every value it gets
+    is a module.  Each `.apply(<name>)` of the file must have a receiver shown to be
+    a module (``_module_receiver``), and no class of the file may have a
+    `requires_grad` setting of its own (a submodule may be of any of them)."""
+    if not isinstance(obj, ast.Name):
+        return False
+    function = _enclosing_function(checker.source, obj.lineno)
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    arguments = function.args
+    if [a.arg for a in arguments.posonlyargs + arguments.args] != [obj.id] or arguments.vararg \
+            or arguments.kwonlyargs or arguments.kwarg:
+        return False
+    if sum(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == function.name
+           for n in ast.walk(checker.tree)) > 1:
+        return False  # two functions of that name: which one a call hands on is not known
+    handed = [n for n in ast.walk(checker.tree) if isinstance(n, ast.Name) and n.id == function.name]
+    applies = [n for n in ast.walk(checker.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr == "apply" and len(n.args) == 1 and not n.keywords
+               and isinstance(n.args[0], ast.Name) and n.args[0].id == function.name]
+    if not applies or len(handed) != len(applies):
+        return False  # the function is also called or handed elsewhere: its argument may be anything
+    if any(_has_own_flag(node) for node in ast.walk(checker.tree) if isinstance(node, ast.ClassDef)):
+        return False
+    return all(_module_receiver(checker, call) for call in applies)
+
+
+def _module_receiver(checker, call) -> bool:
+    """The object of `<receiver>.apply(fn)` is a module: `self` in a module class,
+    `self.<attr>` bound to a module in that class, an attribute name that every class
+    of the file binding it on `self` binds to a module, reached from `self` or from a
+    module (`self.layers[i].gate`, `model.stem`), or a name its function uses as a
+    module (`model.eval()`, `model.parameters()`)."""
+    receiver = call.func.value
+    classes = [c for c in ast.walk(checker.tree) if isinstance(c, ast.ClassDef)]
+    around = [c for c in classes if c.lineno <= call.lineno <= c.end_lineno]
+    owner = max(around, key=lambda c: c.lineno).name if around else None
+    if owner not in checker.modules.module_classes:
+        owner = None
+    if isinstance(receiver, ast.Name):
+        if receiver.id == "self":
+            return owner is not None
+        return _module_in_function(checker, receiver, call.lineno)
+    if not isinstance(receiver, ast.Attribute):
+        return False
+    root = receiver
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        root = root.value
+    if not isinstance(root, ast.Name) or (owner is None if root.id == "self"
+                                          else not _module_in_function(checker, root, call.lineno)):
+        return False  # the chain starts from no module
+    binders = {c.name for c in classes for n in ast.walk(c)
+               if isinstance(n, (ast.Assign, ast.AnnAssign)) for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+               if isinstance(t, ast.Attribute) and t.attr == receiver.attr
+               and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    return bool(binders) and all(receiver.attr in checker.modules.module_specs.get(name, {}) for name in binders)
 
 
 def _has_own_flag(class_node) -> bool:

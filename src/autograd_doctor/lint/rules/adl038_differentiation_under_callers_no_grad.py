@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import re
 
+from autograd_doctor.lint.enum_members import members_differ
 from autograd_doctor.lint.rules.base import Rule
 from autograd_doctor.lint.names import GRAD_OFF_NAMES as _GRAD_OFF, last_name
 from autograd_doctor.lint.walk import child_nodes, own_nodes
@@ -32,7 +33,11 @@ with evidence for each link:
   under a test of the mode (`if self.training:`, `if torch.is_grad_enabled():`,
   `if loss.requires_grad:`), nor under a test of a flag parameter that the
   call passes as a constant failing it (`run_epoch(loader, train=False)` with
-  `if train: loss.backward()`; a constant default left out counts the same).
+  `if train: loss.backward()`; a constant default left out counts the same),
+  or a comparison of the parameter that the call's constant, or its member of
+  a project enumeration, fails (`run(phase=Phase.VAL)` with `if phase ==
+  Phase.TRAIN: loss.backward()`, where `Phase` is an `enum.Enum` whose members
+  have distinct literal values).
 Under `no_grad()` (and `inference_mode()`) every op's result has no graph, so
 the value computed in the function does not require grad, whatever its inputs
 are.""",
@@ -159,19 +164,32 @@ def _differentiates(fn):
 
 
 def _flag_tests(test):
-    """(parameter-name, truth it must have) that a test's true branch requires:
-    `if train:`, `if not train:`, `if train and step % k == 0:`."""
+    """(parameter-name, truth it must have, compared value) that a test's true branch
+    requires: `if train:` (compared value None), `if not train:`, `if train and step %
+    k == 0:`, and a comparison of the parameter with a constant or an attribute
+    (`if phase == Phase.TRAIN:`, `if mode != "eval":`, `if mode is None:`), where
+    the truth is whether the two are equal."""
     if isinstance(test, ast.Name):
-        return [(test.id, True)]
+        return [(test.id, True, None)]
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name):
-        return [(test.operand.id, False)]
+        return [(test.operand.id, False, None)]
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         return [flag for value in test.values for flag in _flag_tests(value)]
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 \
+            and isinstance(test.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+        left, right = test.left, test.comparators[0]
+        if isinstance(right, ast.Name) and not isinstance(left, ast.Name):
+            left, right = right, left
+        identity = isinstance(test.ops[0], (ast.Is, ast.IsNot))
+        if identity and isinstance(right, ast.Constant) and not any(right.value is v for v in (None, True, False)):
+            return []  # `x is "train"`: whether equal constants are one object is CPython's choice
+        if isinstance(left, ast.Name) and isinstance(right, (ast.Constant, ast.Attribute)):
+            return [(left.id, isinstance(test.ops[0], (ast.Eq, ast.Is)), right)]
     return []
 
 
 def _required_flags(fn, site):
-    """(parameter, truth) pairs the function's own `if` tests require for `site` to run:
+    """(parameter, truth, compared value) the function's own `if` tests require for `site` to run:
     the site in an `if` body needs what the test requires; in its `else`, a single
     flag test (`if train: ... else: site`) needs the flag's opposite.  Only parameters
     the function never re-binds count."""
@@ -187,15 +205,15 @@ def _required_flags(fn, site):
         if any(site in ast.walk(stmt) for stmt in node.body):
             flags.extend(tests)
         elif len(tests) == 1 and any(site in ast.walk(stmt) for stmt in node.orelse):
-            flags.append((tests[0][0], not tests[0][1]))
+            flags.append((tests[0][0], not tests[0][1], tests[0][2]))
     for block in _statement_lists(fn):
         # `if not learn: return ...` before the site in the same block: the site needs `learn`
         for index, stmt in enumerate(block):
             if isinstance(stmt, ast.If) and not stmt.orelse and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
                 tests = _flag_tests(stmt.test)
                 if len(tests) == 1 and any(site in ast.walk(later) for later in block[index + 1:]):
-                    flags.append((tests[0][0], not tests[0][1]))
-    return [(name, truth) for name, truth in flags if name in params and name not in rebound]
+                    flags.append((tests[0][0], not tests[0][1], tests[0][2]))
+    return [(name, truth, compared) for name, truth, compared in flags if name in params and name not in rebound]
 
 
 def _statement_lists(fn):
@@ -212,44 +230,55 @@ def _statement_lists(fn):
     return lists
 
 
-def _constant_argument(call, fn, name):
-    """The constant a call passes for parameter `name` (written or its default), as
-    `(True, value)`; `(False, None)` when the call's value is not a constant or unknown."""
+def _argument(call, fn, name):
+    """The expression a call passes for parameter `name` (written, or the default it
+    leaves); None when not known (`**kwargs`, a starred argument, no default)."""
     for keyword in call.keywords:
         if keyword.arg is None:
-            return False, None  # `**kwargs`: anything may be passed
+            return None  # `**kwargs`: anything may be passed
         if keyword.arg == name:
-            return (True, keyword.value.value) if isinstance(keyword.value, ast.Constant) else (False, None)
+            return keyword.value
     if any(isinstance(a, ast.Starred) for a in call.args):
-        return False, None
+        return None
     positional = [a.arg for a in fn.args.posonlyargs + fn.args.args]
     if isinstance(call.func, ast.Attribute) and positional and positional[0] in ("self", "cls"):
         positional = positional[1:]  # `obj.f(...)`: the first parameter is the object
     if name in positional:
         index = positional.index(name)
         if index < len(call.args):
-            value = call.args[index]
-            return (True, value.value) if isinstance(value, ast.Constant) else (False, None)
+            return call.args[index]
         defaults = fn.args.defaults
         offset = len(fn.args.posonlyargs + fn.args.args) - len(defaults)
         full_index = [a.arg for a in fn.args.posonlyargs + fn.args.args].index(name)
-        if full_index >= offset and isinstance(defaults[full_index - offset], ast.Constant):
-            return True, defaults[full_index - offset].value
-        return False, None
+        return defaults[full_index - offset] if full_index >= offset else None
     kwonly = [a.arg for a in fn.args.kwonlyargs]
     if name in kwonly:
-        default = fn.args.kw_defaults[kwonly.index(name)]
-        if isinstance(default, ast.Constant):
-            return True, default.value
-    return False, None
+        return fn.args.kw_defaults[kwonly.index(name)]
+    return None
 
 
-def _reached_by(call, fn, site) -> bool:
+def _equal(argument, compared, checker) -> bool | None:
+    """Whether the value a call passes equals the value a test compares it with: two
+    constants, or two members of one enumeration of the project (enum_members.py);
+    None when not known."""
+    if isinstance(argument, ast.Constant) and isinstance(compared, ast.Constant):
+        return argument.value == compared.value
+    if isinstance(argument, ast.Attribute) and isinstance(compared, ast.Attribute):
+        differ = members_differ(argument, compared, checker.tree, checker.filename)
+        return None if differ is None else not differ
+    return None
+
+
+def _reached_by(call, fn, site, checker) -> bool:
     """False when the call passes a constant (or leaves a constant default) that fails a
-    flag test the site runs under: `loop(train=False)` never reaches `if train: loss.backward()`."""
-    for name, truth in _required_flags(fn, site):
-        known, value = _constant_argument(call, fn, name)
-        if known and bool(value) != truth:
+    test the site runs under: `loop(train=False)` never reaches `if train: loss.backward()`,
+    nor `loop(phase=Phase.VAL)` `if phase == Phase.TRAIN: loss.backward()`."""
+    for name, truth, compared in _required_flags(fn, site):
+        argument = _argument(call, fn, name)
+        if compared is None:
+            if isinstance(argument, ast.Constant) and bool(argument.value) != truth:
+                return False
+        elif _equal(argument, compared, checker) is (not truth):
             return False
     return True
 
@@ -311,7 +340,7 @@ def check_file(checker) -> None:
             continue
         if name not in sites:
             sites[name] = _differentiates(fn)
-        site = next((s for s in sites[name] if _reached_by(call, fn, s)), None)
+        site = next((s for s in sites[name] if _reached_by(call, fn, s, checker)), None)
         if site is None:
             continue
         mode = next(last_name(i.context_expr.func) for i in block.items if _is_grad_off(i.context_expr))
