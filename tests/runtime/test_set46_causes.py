@@ -140,3 +140,19 @@ def test_silent_when_the_frequencies_are_frozen_on_purpose(tmp_path):
     frozen = SNAKE.replace("self.a = Parameter(m.rsample(self.in_features)).squeeze()  # STORED",
                            "self.a = Parameter(m.rsample(self.in_features), requires_grad=False).squeeze()")
     assert not _found(run_program(tmp_path, frozen))
+
+
+def test_the_set_case_with_a_second_statement_for_a_given_value(tmp_path):
+    # Snake's own __init__ stores `self.a` twice: a Parameter when a value is given, the squeezed
+    # draw otherwise; the draw's statement is the one named and changed.
+    given = SNAKE.replace(
+        "    def __init__(self, in_features):\n        super().__init__()\n        self.in_features = [in_features]\n"
+        "        m = Exponential(torch.tensor([0.1]))\n",
+        "    def __init__(self, in_features, a=None):\n        super().__init__()\n"
+        "        self.in_features = [in_features]\n        if a is not None:\n"
+        "            self.a = Parameter(torch.ones(self.in_features) * a)\n            return\n"
+        "        m = Exponential(torch.tensor([0.1]))\n")
+    outcome = run_program(tmp_path, given)
+    (diagnosis,) = _found(outcome)
+    assert diagnosis.primary.line == outcome.line("STORED")
+    assert diagnosis.help[0].replacement.strip() == "self.a = Parameter(m.rsample(self.in_features).squeeze())"

@@ -360,8 +360,28 @@ def _derived_attribute_candidates(values: dict, held: set, seen: set, optimizer,
                 seen.add(id(parameter))
                 path = ".".join(part for part in (name, prefix, attribute) if part)
                 found.append(Candidate(path, False, [weakref.ref(parameter)], [_fingerprint(parameter)],
-                                       DERIVED_ATTRIBUTE, _container_statement(module, attribute)))
+                                       DERIVED_ATTRIBUTE, _derived_statement(module, attribute)))
     return found[:4]
+
+
+def _derived_statement(module, attribute: str) -> tuple | None:
+    """(file, line) of the `self.<attribute> = ...` statement of the module's class that stores an
+    operation on a `Parameter(...)` (`Parameter(x).squeeze()`), where the class has such a statement
+    beside others (`if a is not None: self.a = Parameter(...)`, else the squeezed one); else the
+    first statement that stores the attribute."""
+    filename = user_class_file(module)
+    tree = parse_file(filename) if filename else None
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == type(module).__name__:
+            for statement in sorted((statement for statement in ast.walk(node) if isinstance(statement, ast.Assign)
+                                     and len(statement.targets) == 1
+                                     and _spelled(statement.targets[0]) == f"self.{attribute}"),
+                                    key=lambda statement: statement.lineno):
+                if _calls_moved_inside(filename, statement) is not None:
+                    return filename, statement.lineno
+    return _container_statement(module, attribute)
 
 
 def _parameter_behind(node) -> torch.nn.Parameter | None:
