@@ -32,6 +32,12 @@ was built from (`MetaSGD(policy)` holding `policy` and learned learning rates, w
 `Adam(policy.parameters())`): the optimizer holds exactly the wrapped module's parameters, and
 the wrapper's other parameters got gradients and are in no optimizer. The help builds the
 optimizer from the wrapper's parameters, which hold the wrapped module's.
+So is an attribute of a module of the user's class, held by a module this optimizer trains,
+that is not a Parameter but the output of one operation chain on an nn.Parameter that nothing
+else keeps (`self.a = Parameter(x).squeeze()`, `nn.Parameter(g).view(1, -1, 1)`): the module
+registers the attribute's value, not the Parameter behind it. It is named where the attribute is
+stored; where that statement is `Parameter(...)` followed by method calls, the help moves the
+calls inside the `Parameter(...)`, which then stores a Parameter of the same values.
 """
 
 from __future__ import annotations
@@ -82,6 +88,12 @@ LEFT_OUT_GROUP = "parameter group"
 # A module of the user's class that wraps the module the optimizer was built from and declares
 # parameters of its own beside it (Meta-SGD's learned learning rates around the policy).
 WRAPPER = "wrapper module"
+# A module attribute computed from an nn.Parameter that nothing keeps (`self.a = Parameter(x).squeeze()`):
+# the attribute is the operation's output, a non-leaf tensor, and the Parameter behind it is registered
+# nowhere, so `parameters()` never yields it although every backward() gives it a gradient.
+DERIVED_ATTRIBUTE = "attribute computed from an nn.Parameter"
+# How many single-input graph nodes to follow from the attribute to the Parameter behind it.
+_DERIVED_HOPS = 4
 
 
 class UntrainedParameters(CheckedAtSecondStep):
@@ -106,6 +118,8 @@ class UntrainedParameters(CheckedAtSecondStep):
                 return _unregistered_diagnosis(step_stack, candidate, parameters)
             if candidate.kind == UNREGISTERED_MODULES:
                 return _container_diagnosis(step_stack, candidate, parameters)
+            if candidate.kind == DERIVED_ATTRIBUTE:
+                return _derived_attribute_diagnosis(step_stack, candidate, parameters)
             if candidate.kind == LEFT_OUT_GROUP:
                 return _left_out_group_diagnosis(optimizer, step_stack, candidate, parameters)
             if candidate.kind == WRAPPER:
@@ -214,6 +228,7 @@ def _named_candidates(optimizer, step_stack, scans: Budget, held: set, values: d
     hidden = _unregistered_in_trained_modules(values, held, seen)
     containers = _container_candidates(_modules_in_plain_containers(values, held, seen), optimizer, scans)
     containers += _left_out_group_candidates(values, held, seen, optimizer, scans)
+    containers += _derived_attribute_candidates(values, held, seen, optimizer, scans)
     if not found and not hidden:
         return containers
     if not found:
@@ -317,6 +332,71 @@ def _unregistered_in_trained_modules(values: dict, held: set, seen: set) -> list
                 seen.add(id(parameter))
                 found.append((path, parameter, module))
     return found[:8]
+
+
+def _derived_attribute_candidates(values: dict, held: set, seen: set, optimizer, scans: Budget) -> list[Candidate]:
+    """A candidate per attribute of a module of the user's class, inside a module this optimizer
+    trains, that is a non-leaf tensor computed by a chain of one-input operations from an
+    nn.Parameter with a gradient that no module registers and no live optimizer holds."""
+    found = []
+    for name, top in values.items():
+        if not isinstance(top, torch.nn.Module) or not _plain_or_own(name) \
+                or not any(id(p) in held for p in top.parameters()):
+            continue
+        for prefix, module in list(top.named_modules())[:64]:
+            if user_class_file(module) is None:
+                continue
+            registered = {id(p) for p in module.parameters()}
+            for attribute, value in list(vars(module).items()):
+                if attribute.startswith("_") or not isinstance(value, torch.Tensor) \
+                        or isinstance(value, torch.nn.Parameter) or value.grad_fn is None:
+                    continue
+                parameter = _parameter_behind(value.grad_fn)
+                if parameter is None or id(parameter) in held or id(parameter) in seen \
+                        or id(parameter) in registered or grad_of(parameter) is None:
+                    continue
+                if held_by_another_optimizer([parameter], optimizer, scans):
+                    continue
+                seen.add(id(parameter))
+                path = ".".join(part for part in (name, prefix, attribute) if part)
+                found.append(Candidate(path, False, [weakref.ref(parameter)], [_fingerprint(parameter)],
+                                       DERIVED_ATTRIBUTE, _derived_statement(module, attribute)))
+    return found[:4]
+
+
+def _derived_statement(module, attribute: str) -> tuple | None:
+    """(file, line) of the `self.<attribute> = ...` statement of the module's class that stores an
+    operation on a `Parameter(...)` (`Parameter(x).squeeze()`), where the class has such a statement
+    beside others (`if a is not None: self.a = Parameter(...)`, else the squeezed one); else the
+    first statement that stores the attribute."""
+    filename = user_class_file(module)
+    tree = parse_file(filename) if filename else None
+    if tree is None:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == type(module).__name__:
+            for statement in sorted((statement for statement in ast.walk(node) if isinstance(statement, ast.Assign)
+                                     and len(statement.targets) == 1
+                                     and _spelled(statement.targets[0]) == f"self.{attribute}"),
+                                    key=lambda statement: statement.lineno):
+                if _calls_moved_inside(filename, statement) is not None:
+                    return filename, statement.lineno
+    return _container_statement(module, attribute)
+
+
+def _parameter_behind(node) -> torch.nn.Parameter | None:
+    """The nn.Parameter at the end of a chain of graph nodes with one input each (`.squeeze()`,
+    `.view(...)`, `.double()`), or None: an attribute computed from several tensors is not a
+    Parameter stored the wrong way."""
+    for _ in range(_DERIVED_HOPS):
+        inputs = [function for function, _ in node.next_functions if function is not None]
+        if len(inputs) != 1:
+            return None
+        node = inputs[0]
+        variable = getattr(node, "variable", None)  # an AccumulateGrad node: the leaf it fills
+        if variable is not None:
+            return variable if isinstance(variable, torch.nn.Parameter) else None
+    return None
 
 
 def _modules_in_plain_containers(values: dict, held: set, seen: set) -> list[tuple[str, list, object, str]]:
@@ -497,6 +577,64 @@ def _container_diagnosis(step_stack, candidate: Candidate, parameters: list) -> 
     return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
                      severity="warning", primary=primary, related=[step] if primary is not step else [],
                      notes=notes, help=helps)
+
+
+def _derived_attribute_diagnosis(step_stack, candidate: Candidate, parameters: list) -> Diagnosis:
+    """AD213 for a module attribute computed from an nn.Parameter made on the same line: named where
+    the attribute is stored; the help moves the method calls after `Parameter(...)` inside it."""
+    step = location_of(step_stack[0], role="step", note="step() updates only the parameters the optimizer holds")
+    helps, primary = [], step
+    if candidate.made_at is not None:
+        filename, line = candidate.made_at
+        tree = parse_file(filename)
+        statement = next((node for node in ast.walk(tree) if isinstance(node, ast.Assign) and node.lineno == line),
+                         None) if tree is not None else None
+        if statement is not None:
+            primary = statement_location(filename, statement, role="stored",
+                                         note="stores the result of an operation on an nn.Parameter, not the Parameter")
+            inside = _calls_moved_inside(filename, statement)
+            if inside is not None:
+                helps.append(Suggestion("apply the operation to the value before wrapping it, so that the attribute is "
+                                        "the Parameter itself: the module registers it and the optimizer built from "
+                                        "parameters() trains it", inside, statement_location(filename, statement)))
+    notes = [f"{candidate.name} is the output of an operation on an nn.Parameter ({shapes_of(parameters)}), not the "
+             "Parameter: a module registers only a Parameter assigned as its attribute, so this one is in no "
+             "parameters() and in no optimizer; it gets a gradient at every backward() and never changes"]
+    helps.append(Suggestion(f"{'or ' if helps else ''}store the nn.Parameter as the attribute and apply the operation "
+                            "where the attribute is used (in forward)"))
+    return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
+                     severity="warning", primary=primary, related=[step] if primary is not step else [],
+                     notes=notes, help=helps)
+
+
+def _calls_moved_inside(filename: str, statement: ast.Assign) -> str | None:
+    """`target = Parameter(value.m(...))` for `target = Parameter(value).m(...)`: the method calls
+    after a `Parameter(...)` with one positional argument moved onto that argument, or None when
+    the statement is not written so."""
+    node, calls = statement.value, 0
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not _parameter_call(node):
+        node, calls = node.func.value, calls + 1
+    if calls == 0 or not _parameter_call(node) or len(node.args) != 1 or isinstance(node.args[0], ast.Starred):
+        return None
+    target, value = segment(filename, statement.targets[0]), segment(filename, statement.value)
+    wrapper, argument = segment(filename, node), segment(filename, node.args[0])
+    function = segment(filename, node.func)
+    if None in (target, value, wrapper, argument, function) or "\n" in value or not value.startswith(wrapper):
+        return None
+    if not isinstance(node.args[0], (ast.Name, ast.Attribute, ast.Call, ast.Subscript)):
+        argument = f"({argument})"
+    keywords = [segment(filename, keyword) for keyword in node.keywords]
+    if None in keywords:
+        return None
+    rest = "".join(f", {keyword}" for keyword in keywords)
+    return f"{target} = {function}({argument}{value[len(wrapper):]}{rest})"
+
+
+def _parameter_call(node: ast.AST) -> bool:
+    """`Parameter(...)`, `nn.Parameter(...)`, `torch.nn.Parameter(...)`."""
+    return isinstance(node, ast.Call) and (
+        (isinstance(node.func, ast.Name) and node.func.id == "Parameter")
+        or (isinstance(node.func, ast.Attribute) and node.func.attr == "Parameter"))
 
 
 def _container_kind(value: ast.AST) -> str | None:

@@ -2861,7 +2861,10 @@ optimizer). A module counts when its own class declares an `nn.Parameter`; a bar
 `nn.Parameter` counts when a line computes from it and the model together. Modules that a trained
 module keeps in a plain list, tuple or dict (`self.blocks = []`, then `self.blocks.append(...)`)
 are not registered at all: `model.parameters()` leaves them out, and the report names the line
-that makes the container (the help: `nn.ModuleList` / `nn.ModuleDict`). A parameter group built for
+that makes the container (the help: `nn.ModuleList` / `nn.ModuleDict`). So is the nn.Parameter
+behind a module attribute stored as the output of an operation on it
+(`self.a = nn.Parameter(x).squeeze()`): the report names that line, and the help moves the
+operation inside (`nn.Parameter(x.squeeze())`). A parameter group built for
 the optimizer and left out of the list it is built from (`head = {"params": ..., "lr": 5e-2}`, then
 `AdamW([decay, no_decay])`) is named where the optimizer is built; the help gives it the group
 itself, with the settings the group names.
