@@ -9,8 +9,9 @@ Written in my own words as a transformer repository writes its attention block: 
 pre-norm blocks with an MLP, a class token, a classification head, and a training step.
 Raises at `q *= self.scale` ("Output 0 of ... is a view and is being modified inplace. This view
 is the output of a function that returns multiple views").
-Source: fresh shape of cause 2 of r736 (split outputs aliased by name), docs/lint.md "Recall causes
-worked on, stop 48"."""
+A fresh shape of cause 2 of r736 (split outputs aliased by name), docs/lint.md "Recall causes
+worked on, stop 48"; the cause's report is r736's source.
+Source: https://github.com/coolsunxu/MIM_Pytorch/blob/e3af23f18c491bbe06098b57995b9fe22cbf3d24/layers/MIMN.py"""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -9,8 +9,9 @@ Written in my own words as a forecasting repository writes it: an input projecti
 stack over the frames of a sequence, a readout head, and a trainer loop over batches.
 Raises at the second batch's `loss.backward()` ("Trying to backward through the graph a second
 time" or "modified by an inplace operation"); buggy line: the state assignment in `forward`.
-Source: fresh shape of cause 1 of r735 (states kept as list items of the model), docs/lint.md
-"Recall causes worked on, stop 48"."""
+A fresh shape of cause 1 of r735 (states kept as list items of the model), docs/lint.md "Recall
+causes worked on, stop 48"; the cause's report is r735's source.
+Source: https://github.com/coolsunxu/MIM_Pytorch/issues/1"""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
