@@ -37,6 +37,15 @@ module or from a leaf that requires grad), and reports it when
   function that backpropagates without calling it (`model.reset()` once, then
   the batches).
 
+Also an item of a container kept on the module re-bound, with a graph, from
+the container's own items (`self.states[i] = cell(x, self.states[i])`,
+`self.h[i], self.c[i] = cell(x, (self.h[i], self.c[i]))`, a layer of a
+`ModuleList` filled by `append` with layers that all have parameters), in a
+file that trains, when nothing in the file but the class's `__init__` does
+anything else with the container than reading one item or taking its `len()`
+(no reset, detach, clearing or call handed it): one finding per method,
+naming every such container.
+
 Also the in-place update of a buffer of the class from such a value
 (`self.<buffer>.lerp_(value, m)`, `.add_(value)`, `.copy_(value)`, the tail of
 `self.<buffer>.mul_(m).add_(value)`), under the same conditions: the update
