@@ -172,7 +172,15 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
             self.modules.name_specs[name] = spec
         else:
             self.modules.name_specs.pop(name, None)
+        split_view = self._split_view_named(scope, value) if scope.split_views and tensor else None
         self._new_binding(scope, name, source if source is not None else value, tensor, const, graph, leaf)
+        if split_view is not None:
+            # `g_ = g_h`, `q = q.view(b, n, h, d).transpose(1, 2)`: the same memory as one
+            # output of `chunk`/`split`, and still a view of it, which autograd cannot rebase
+            # either: a write in place through the new binding raises as one through the old
+            scope.split_views[name], provisional = split_view
+            if provisional is not None:
+                scope.provisional_splits[name] = provisional
         # in a forward(): computed from its tensor arguments (knowledge.result_carries_graph)
         if scope.graph_arguments and tensor and not const and not graph and \
                 self.result_carries_graph(value):
@@ -213,6 +221,15 @@ class Checker(FastVisitor, SourceText, AssignmentEvents, ControlFlow, Expression
                 scope.expanded[name] = scope.binds[name][-1]
                 if grad_free_expansion:
                     scope.grad_free_expansions.add(scope.binds[name][-1])
+
+    def _split_view_named(self, scope, value):
+        """``(split_from, provisional parameter)`` when ``value`` is one output of
+        `chunk`/`split`/`unbind` under its name, or a view of it (basic indexing, the view
+        methods; never a copy, `.data` or `.detach()`), as ``Scope.split_views`` records it."""
+        alias = self.alias_base(value)
+        if alias is None or alias[1] != "view" or alias[0] not in scope.split_views:
+            return None
+        return scope.split_views[alias[0]], scope.provisional_splits.get(alias[0])
 
     def _bind_unseen(self, scope, name: str, tensor: bool, source) -> None:
         """``bind`` of a value the walk does not see: what the old binding said is

@@ -324,6 +324,18 @@ class ModuleFacts:
             container, element=element,
             parameterised=container.parameterised or spec is None or spec.parameterised)
 
+    def appended_layer_call(self, call, module_class: str | None) -> bool:
+        """``self.layers[i](x)`` of a container filled by `append` in `__init__` with
+        layers of several kinds (so it has no ``element``), every one of them a known
+        layer with parameters (`SpatioTemporalLSTMCell(...)` first, `MIMBlock(...)` after):
+        whichever item is called, its outputs carry its graph."""
+        func = call.func if isinstance(call, ast.Call) else None
+        if not (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Attribute)
+                and isinstance(func.value.value, ast.Name) and func.value.value.id == "self" and module_class):
+            return False
+        appended = self._appended.get((module_class, func.value.attr))
+        return bool(appended) and all(spec is not None and spec.parameterised for spec in appended)
+
     def method_factory(self, call, owner_class: str | None, class_shapes: dict) -> ModuleSpec | None:
         """What `self.create_NN(...)` builds in a method of ``owner_class``: the spec of
         a factory method of the class or of a same-file base class that defines it

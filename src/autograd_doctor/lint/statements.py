@@ -11,7 +11,7 @@ from autograd_doctor.lint.configured_modules import configured_layer
 from autograd_doctor.lint.container_arguments import integer_index, only_indexed_by_integers
 from autograd_doctor.lint.modules import RETURN_THE_MODULE
 from autograd_doctor.lint.rules import (
-    ATTRIBUTE_ASSIGN_HOOKS, INPLACE_WRITE_HOOKS, NAME_ASSIGN_HOOKS,
+    ATTRIBUTE_ASSIGN_HOOKS, INPLACE_WRITE_HOOKS, ITEM_ASSIGN_HOOKS, NAME_ASSIGN_HOOKS,
 )
 
 
@@ -206,6 +206,8 @@ class AssignmentEvents:
                 and not any(isinstance(e, ast.Starred) for e in target.elts + value.elts)
             pieces = value is not None and not pairs and (
                 self.splits_tensor(value) or self.torch_split_of_parameter(value))
+            if not pairs and not pieces:
+                self.layer_outputs_into_items(target, value, stmt)
             source = None if pairs or pieces else self.values_indices_source(value, target)
             if source is not None:
                 self.bind_values_indices(target, value, source, stmt)
@@ -245,6 +247,9 @@ class AssignmentEvents:
         elif isinstance(target, ast.Subscript):
             if isinstance(target.value, ast.Attribute) and target.value.attr == "data":
                 target.value._adl_written = True
+            if isinstance(target.value, ast.Attribute) and value is not None:
+                for hook in ITEM_ASSIGN_HOOKS:
+                    hook(self, target, value, stmt)
             self.visit(target.value)
             self.visit(target.slice)
             base = self.view_base(target.value)
@@ -282,6 +287,18 @@ class AssignmentEvents:
             self.assign_attribute(target, value, stmt)
         else:
             self.visit(target)
+
+    def layer_outputs_into_items(self, target, value, stmt) -> None:
+        """`self.h[i], self.c[i] = cell(x, (self.h[i], self.c[i]))`: the outputs of a layer
+        with parameters (every one carries its graph) unpacked into items of containers
+        held on an object; the item hooks see the whole call as each item's value."""
+        if value is None or not (self.module_output(value)
+                                 or self.modules.appended_layer_call(value, self.scope.owner_class)):
+            return
+        for elt in target.elts:
+            if isinstance(elt, ast.Subscript) and isinstance(elt.value, ast.Attribute):
+                for hook in ITEM_ASSIGN_HOOKS:
+                    hook(self, elt, value, stmt)
 
     def keyed_self_attribute(self, node) -> str | None:
         """`models["decoder"]` for `self.models["decoder"]` in a method of a class (the

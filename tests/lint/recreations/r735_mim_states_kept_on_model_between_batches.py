@@ -121,7 +121,7 @@ class MIM(nn.Module):
                         (1 - schedual_sampling_bool[:, time_step - self.input_length]) * x_gen
 
             preh = self.hidden_state[0]
-            self.hidden_state[0], self.cell_state[0], self.st_memory = self.stlstm_layer[0](  # missed: ADL017 (states kept as list items of self, rebound by tuple unpacking)
+            self.hidden_state[0], self.cell_state[0], self.st_memory = self.stlstm_layer[0](  # expect: ADL017
                 x_gen, self.hidden_state[0], self.cell_state[0], self.st_memory)
 
             for i in range(1, self.num_layers):

@@ -75,8 +75,8 @@ class MIMN(nn.Module):
 
             i_ += i_x
             f_ += f_x
-            g_ += g_x  # missed: ADL015 (split outputs unpacked, then aliased by name)
-            o_ += o_x  # missed: ADL015 (split outputs unpacked, then aliased by name)
+            g_ += g_x  # expect: ADL015
+            o_ += o_x  # expect: ADL015
 
         i_ = torch.sigmoid(i_)
         f_ = torch.sigmoid(f_ + self._forget_bias)

@@ -4,7 +4,7 @@ its check and its fix.
 
 The walk (``checker.py``) only collects facts.  It calls a rule's hooks where
 a fact arises (``on_call``, ``on_method_call``, ``on_data_attribute``, ``on_grad_read``,
-``on_attribute_assign``, ``on_name_assign``, ``on_inplace_write``,
+``on_attribute_assign``, ``on_item_assign``, ``on_name_assign``, ``on_inplace_write``,
 ``on_loop_end``: see the tables below), where the rule notes candidates on the
 scope (``scope.note(code, item)``); when it leaves a function it calls every
 rule's ``check_scope(checker, scope)``, and once the file is read every
@@ -65,7 +65,7 @@ _FILE_CHECKS = [(m.RULE.code, m.check_file) for m in RULE_MODULES if hasattr(m, 
 
 
 HOOK_NAMES = ("on_call", "on_method_call", "on_data_attribute", "on_grad_read", "on_attribute_assign",
-              "on_name_assign", "on_inplace_write", "on_loop_end", "on_local_call")
+              "on_item_assign", "on_name_assign", "on_inplace_write", "on_loop_end", "on_local_call")
 
 
 def _hooks(name: str) -> tuple:
@@ -80,6 +80,7 @@ METHOD_CALL_HOOKS = _hooks("on_method_call")            # (checker, call, call.f
 DATA_ATTRIBUTE_HOOKS = _hooks("on_data_attribute")      # (checker, `x.data` node)
 GRAD_READ_HOOKS = _hooks("on_grad_read")                # (checker, a read of `x.grad`)
 ATTRIBUTE_ASSIGN_HOOKS = _hooks("on_attribute_assign")  # (checker, target, value, statement)
+ITEM_ASSIGN_HOOKS = _hooks("on_item_assign")            # (checker, `x.attr[i]` target, value, statement)
 NAME_ASSIGN_HOOKS = _hooks("on_name_assign")            # (checker, name, value)
 INPLACE_WRITE_HOOKS = _hooks("on_inplace_write")        # (checker, name, operands, node)
 LOOP_END_HOOKS = _hooks("on_loop_end")                  # (checker, loop)

@@ -12,7 +12,10 @@ RULE = Rule(
     what_it_does="""Finds in-place writes to a name bound by unpacking `x.chunk(...)`,
 `x.split(...)`, `x.unbind(...)`, `torch.chunk(x, ...)` (and the other
 splitting functions), or to the loop variable of `for row in x:` /
-`for row in x.unbind(0):`, when `x` carries a graph (it requires grad).
+`for row in x.unbind(0):`, when `x` carries a graph (it requires grad), also
+through a second binding of such a view: a new name (`g_ = g_h`) or a view
+of it (`q = q.view(b, n, h, d).transpose(1, 2)`; never a copy such as
+`.clone()`, `.contiguous()` or `.reshape()`, nor `.detach()`).
 Also writes to the output of a same-file `torch.autograd.Function` whose
 `forward` returns one of its inputs as is or through `.view_as()`/`.view()`
 (`y = Identity.apply(h)`, or a same-file module whose `forward` returns that:

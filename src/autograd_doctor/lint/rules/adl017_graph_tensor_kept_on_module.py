@@ -37,6 +37,15 @@ module or from a leaf that requires grad), and reports it when
   function that backpropagates without calling it (`model.reset()` once, then
   the batches).
 
+Also an item of a container kept on the module re-bound, with a graph, from
+the container's own items (`self.states[i] = cell(x, self.states[i])`,
+`self.h[i], self.c[i] = cell(x, (self.h[i], self.c[i]))`, a layer of a
+`ModuleList` filled by `append` with layers that all have parameters), in a
+file that trains, when nothing in the file but the class's `__init__` does
+anything else with the container than reading one item or taking its `len()`
+(no reset, detach, clearing or call handed it): one finding per method,
+naming every such container.
+
 Also the in-place update of a buffer of the class from such a value
 (`self.<buffer>.lerp_(value, m)`, `.add_(value)`, `.copy_(value)`, the tail of
 `self.<buffer>.mul_(m).add_(value)`), under the same conditions: the update
@@ -138,6 +147,21 @@ def on_attribute_assign(checker, target, value, stmt) -> None:
                                   or _descends_from_attribute(checker.scope, value, target.attr)) \
             and not _detached_before(checker, stmt, target.attr):
         checker.notes["ADL017 carried"].append((stmt, target.attr, cls, checker.scope.name))
+
+
+def on_item_assign(checker, target, value, stmt) -> None:
+    """`self.states[i] = cell(x, self.states[i])`, `self.h[i], self.c[i] = cell(x, (self.h[i],
+    self.c[i]))`: an item of a container kept on the module re-bound, with a graph, from the
+    container's own items (the states the previous call left).  Reported in ``check_file``
+    when nothing else in the file touches the container (``_items_carried_only``)."""
+    cls = checker.scope.module_class
+    container = target.value
+    if not cls or not checker.file.trains or not _self_attribute(container) \
+            or not checker.keeps_graph_on_module(container, value):
+        return
+    attr = container.attr
+    if _reads_self_attribute(value, attr) or _descends_from_attribute(checker.scope, value, attr):
+        checker.notes["ADL017 carried items"].append((stmt, attr, cls, checker.scope.name))
 
 
 # In-place methods that write (part of) their arguments' values into the receiver:
@@ -318,6 +342,7 @@ def check_file(checker) -> None:
                            f"the step count) and a backward through the statistic fails ('Trying to "
                            f"backward through the graph a second time'); update it under "
                            f"`torch.no_grad()` or from `.detach()`ed values")
+    _check_carried_items(checker)
     carried = checker.notes["ADL017 carried"]
     if not carried:
         return
@@ -336,6 +361,59 @@ def check_file(checker) -> None:
                            f"one, which the first backward() frees, so the second backward() fails ('Trying "
                            f"to backward through the graph a second time'); store `.detach()`ed values, or "
                            f"reset `self.{attr}` before each sequence")
+
+
+def _check_carried_items(checker) -> None:
+    """Items of containers on the module carried from call to call with their graph
+    (``on_item_assign``), when the file does nothing else with the container: one
+    finding per method, at its first such statement, naming every container."""
+    carried = checker.notes["ADL017 carried items"]
+    if not carried:
+        return
+    carrying = {id(stmt) for stmt, _, _, _ in carried}
+    by_method: dict = {}
+    for stmt, attr, cls, method in carried:
+        by_method.setdefault((cls, method), []).append((stmt, attr))
+    for (cls, _), items in by_method.items():
+        kept = [(stmt, attr) for stmt, attr in items if _items_carried_only(checker.tree, attr, cls, carrying)]
+        if not kept:
+            continue
+        stmt = min((stmt for stmt, _ in kept), key=lambda s: (s.lineno, s.col_offset))
+        attrs = list(dict.fromkeys(attr for _, attr in kept))
+        first, others = attrs[0], ", ".join(f"`self.{a}`" for a in attrs[1:])
+        checker.report("ADL017", stmt,
+                       f"`self.{first}[...]`{f' (and the items of {others})' if others else ''} is given a "
+                       f"tensor that carries this call's graph, computed from the items the previous call "
+                       f"left, and nothing resets `self.{first}`: the next call links its graph to this one, "
+                       f"which the first backward() frees, so the second backward() fails ('Trying to "
+                       f"backward through the graph a second time'); store `.detach()`ed values, or reset "
+                       f"`self.{first}` before each sequence")
+
+
+def _items_carried_only(tree, attr: str, cls: str, carrying: set) -> bool:
+    """Every mention of `<anything>.<attr>` in the file, outside `__init__` of ``cls``,
+    reads one item (`self.states[i]`), is `len(self.states)`, or is the target of a
+    carrying statement (``carrying``): no method, loop or caller resets, detaches,
+    clears or replaces the container or one of its items, and no call is handed it
+    (what such a call does is unknown)."""
+    allowed = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == cls:
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == "__init__":
+                    allowed.update(id(n) for n in ast.walk(item))
+        elif isinstance(node, (ast.Assign, ast.AugAssign)) and id(node) in carrying:
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                allowed.update(id(n.value) for n in ast.walk(target) if isinstance(n, ast.Subscript)
+                               and isinstance(n.value, ast.Attribute) and n.value.attr == attr)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) \
+                and isinstance(node.value, ast.Attribute) and node.value.attr == attr:
+            allowed.add(id(node.value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" \
+                and len(node.args) == 1 and isinstance(node.args[0], ast.Attribute):
+            allowed.add(id(node.args[0]))
+    return all(id(node) in allowed for node in ast.walk(tree)
+               if isinstance(node, ast.Attribute) and node.attr == attr)
 
 
 def _reset_once_before_loops(tree, method: str | None) -> bool:
