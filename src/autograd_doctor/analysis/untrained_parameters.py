@@ -524,22 +524,19 @@ def _unregistered_diagnosis(step_stack, candidate: Candidate, parameters: list) 
              "parameters() and the optimizer built from them leave it out; it gets gradients at every backward() "
              "and never changes"]
     helps, primary = [], step
-    if candidate.made_at is not None:
-        filename, line = candidate.made_at
-        tree = parse_file(filename)
-        statement = next((node for node in ast.walk(tree) if isinstance(node, ast.Assign) and node.lineno == line),
-                         None) if tree is not None else None
-        if statement is not None:
-            primary = statement_location(filename, statement, role="stored",
-                                         note="an nn.Parameter stored where the module does not register it")
-            target, value = segment(filename, statement.targets[0]), segment(filename, statement.value)
-            name = _attribute_for(statement.targets[0])
-            if target is not None and value is not None and name is not None and "\n" not in value:
-                helps.append(Suggestion(f"make it an attribute of the module too (self.{name}), which registers it: "
-                                        f"then {target} and the module hold the same Parameter, and the optimizer "
-                                        "built from parameters() trains it",
-                                        f"self.{name} = {value}\n{target} = self.{name}",
-                                        statement_location(filename, statement)))
+    found = _assignment_at(candidate.made_at)
+    if found is not None:
+        filename, tree, statement = found
+        primary = statement_location(filename, statement, role="stored",
+                                     note="an nn.Parameter stored where the module does not register it")
+        target, value = segment(filename, statement.targets[0]), segment(filename, statement.value)
+        name = _attribute_for(statement.targets[0])
+        if target is not None and value is not None and name is not None and "\n" not in value:
+            helps.append(Suggestion(f"make it an attribute of the module too (self.{name}), which registers it: "
+                                    f"then {target} and the module hold the same Parameter, and the optimizer "
+                                    "built from parameters() trains it",
+                                    f"self.{name} = {value}\n{target} = self.{name}",
+                                    statement_location(filename, statement)))
     helps.append(Suggestion(f"or register it with `self.register_parameter(name, ...)`, or give the optimizer "
                             f"[{candidate.name}] too"))
     return Diagnosis(code=codes.UNTRAINED_PARAMETERS, title=codes.title(codes.UNTRAINED_PARAMETERS),
@@ -554,19 +551,16 @@ def _container_diagnosis(step_stack, candidate: Candidate, parameters: list) -> 
     step = location_of(step_stack[0], role="step", note="step() updates only the parameters the optimizer holds")
     container = None
     helps, primary = [], step
-    if candidate.made_at is not None:
-        filename, line = candidate.made_at
-        tree = parse_file(filename)
-        statement = next((node for node in ast.walk(tree) if isinstance(node, ast.Assign) and node.lineno == line),
-                         None) if tree is not None else None
-        if statement is not None:
-            container = _container_kind(statement.value)
-            primary = statement_location(filename, statement, role="stored",
-                                         note=f"a plain {container or 'container'}: the module does not register "
-                                              "the modules kept in it")
-            registered = _registered_container(filename, statement, _class_around(tree, line))
-            if registered is not None:
-                helps.append(registered)
+    found = _assignment_at(candidate.made_at)
+    if found is not None:
+        filename, tree, statement = found
+        container = _container_kind(statement.value)
+        primary = statement_location(filename, statement, role="stored",
+                                     note=f"a plain {container or 'container'}: the module does not register "
+                                          "the modules kept in it")
+        registered = _registered_container(filename, statement, _class_around(tree, statement.lineno))
+        if registered is not None:
+            helps.append(registered)
     notes = [f"{candidate.name} keeps modules whose {count_of(len(parameters), 'parameter')} ({shapes_of(parameters)}) "
              "got gradients at both of the first two steps and did not change: a module registers a submodule "
              "assigned as its attribute, or kept in nn.ModuleList / nn.ModuleDict, not one kept in a plain "
@@ -584,19 +578,16 @@ def _derived_attribute_diagnosis(step_stack, candidate: Candidate, parameters: l
     the attribute is stored; the help moves the method calls after `Parameter(...)` inside it."""
     step = location_of(step_stack[0], role="step", note="step() updates only the parameters the optimizer holds")
     helps, primary = [], step
-    if candidate.made_at is not None:
-        filename, line = candidate.made_at
-        tree = parse_file(filename)
-        statement = next((node for node in ast.walk(tree) if isinstance(node, ast.Assign) and node.lineno == line),
-                         None) if tree is not None else None
-        if statement is not None:
-            primary = statement_location(filename, statement, role="stored",
-                                         note="stores the result of an operation on an nn.Parameter, not the Parameter")
-            inside = _calls_moved_inside(filename, statement)
-            if inside is not None:
-                helps.append(Suggestion("apply the operation to the value before wrapping it, so that the attribute is "
-                                        "the Parameter itself: the module registers it and the optimizer built from "
-                                        "parameters() trains it", inside, statement_location(filename, statement)))
+    found = _assignment_at(candidate.made_at)
+    if found is not None:
+        filename, tree, statement = found
+        primary = statement_location(filename, statement, role="stored",
+                                     note="stores the result of an operation on an nn.Parameter, not the Parameter")
+        inside = _calls_moved_inside(filename, statement)
+        if inside is not None:
+            helps.append(Suggestion("apply the operation to the value before wrapping it, so that the attribute is "
+                                    "the Parameter itself: the module registers it and the optimizer built from "
+                                    "parameters() trains it", inside, statement_location(filename, statement)))
     notes = [f"{candidate.name} is the output of an operation on an nn.Parameter ({shapes_of(parameters)}), not the "
              "Parameter: a module registers only a Parameter assigned as its attribute, so this one is in no "
              "parameters() and in no optimizer; it gets a gradient at every backward() and never changes"]
@@ -645,6 +636,18 @@ def _container_kind(value: ast.AST) -> str | None:
     if isinstance(value, ast.Tuple):
         return "tuple"
     return None
+
+
+def _assignment_at(made_at) -> tuple[str, ast.AST, ast.Assign] | None:
+    """The file, its tree and the assignment statement at `made_at` ((file, line) where a candidate
+    was stored), or None."""
+    if made_at is None:
+        return None
+    filename, line = made_at
+    tree = parse_file(filename)
+    statement = next((node for node in ast.walk(tree) if isinstance(node, ast.Assign) and node.lineno == line),
+                     None) if tree is not None else None
+    return (filename, tree, statement) if statement is not None else None
 
 
 def _class_around(tree: ast.AST, line: int) -> ast.ClassDef | None:
