@@ -50,6 +50,7 @@ import torch
 
 from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.analysis.second_step_checks import CheckedAtSecondStep
+from autograd_doctor.analysis.live_values import readable_grad_fn
 from autograd_doctor.analysis.source_scope import frame_locals, live_frame, user_class_file
 from autograd_doctor.analysis.stale_optimizer import (
     Budget, count_of, held_by_another_optimizer, optimizer_construction, shapes_of,
@@ -349,9 +350,10 @@ def _derived_attribute_candidates(values: dict, held: set, seen: set, optimizer,
             registered = {id(p) for p in module.parameters()}
             for attribute, value in list(vars(module).items()):
                 if attribute.startswith("_") or not isinstance(value, torch.Tensor) \
-                        or isinstance(value, torch.nn.Parameter) or value.grad_fn is None:
+                        or isinstance(value, torch.nn.Parameter):
                     continue
-                parameter = _parameter_behind(value.grad_fn)
+                grad_fn = readable_grad_fn(value)  # a no_grad view whose base changed raises on .grad_fn
+                parameter = _parameter_behind(grad_fn) if grad_fn is not None else None
                 if parameter is None or id(parameter) in held or id(parameter) in seen \
                         or id(parameter) in registered or grad_of(parameter) is None:
                     continue
