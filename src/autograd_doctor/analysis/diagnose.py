@@ -36,6 +36,7 @@ from autograd_doctor.analysis.source_scope import frame_values, live_frame
 from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, operator_of
 from autograd_doctor.analysis import state_cut_placement, step_order
 from autograd_doctor.analysis.crossing_values import crossing_value_help
+from autograd_doctor.analysis.retained_carried_state import carried_state_through_retained_graph
 from autograd_doctor.analysis.two_reads import read_before_and_after, two_reads_advice
 from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
 from autograd_doctor.recording.leaf_sites import leaf_creation_site
@@ -725,6 +726,9 @@ def _optimizer_suggestions(write: WriteEvent, node, backward_stack: tuple[Site, 
         if backward_site is not None else None
     if misplaced is not None:
         return [misplaced[0]], misplaced[1]
+    carried = carried_state_through_retained_graph(node, backward_site, recorder, optimizer_name)
+    if carried is not None:
+        return [carried[0]], carried[1]
     backward_line = backward_site.lineno if backward_site is not None and write.site is not None \
         and backward_site.filename == write.site.filename else None
     if not step_order.gradients_used_by_step(write, recorder, backward_site):

@@ -1,0 +1,158 @@
+"""AD103 where a loop-carried state brings the previous iteration's graph into this one and
+`retain_graph=True` kept that graph: the carried name's assignment is the primary location, and the
+help detaches it after the backward() and drops `retain_graph=True` (analysis/retained_carried_state.py).
+
+Held-out set 47's Flashback_code#2 (a POI RNN's hidden state) gave advice only. Two shapes written
+before the change ran on them: an LSTM's `(h, c)` carried in a training function, and a GRU
+language model whose hidden state is carried by a `for` loop over batches. Near twins: the same loop
+with the state detached runs and is silent, and a graph made once before the loop (nothing carried)
+keeps AD103's other helps."""
+
+import os
+
+import torch
+
+from helpers import Outcome, apply_help, marked_line, run_plain, run_program
+
+SET47 = os.path.join(os.path.dirname(os.path.dirname(__file__)), "bug_reports", "fresh", "set47")
+
+LSTM_PAIR = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(3, 6)
+        self.head = nn.Linear(6, 2)
+
+    def forward(self, x, state):
+        out, state = self.lstm(x, state)
+        return self.head(out), state
+
+
+def train(model, chunks, optimizer):
+    state = (torch.zeros(1, 2, 6), torch.zeros(1, 2, 6))
+    losses = []
+    for x, y in chunks:
+        optimizer.zero_grad()
+        scores, state = model(x, state)  # CARRIED
+        loss = nn.functional.cross_entropy(scores.view(-1, 2), y.view(-1))
+        loss.backward(retain_graph=True)
+        optimizer.step()
+        losses.append(loss.detach())
+    return torch.stack(losses)
+
+
+model = Tagger()
+chunks = [(torch.randn(4, 2, 3), torch.randint(0, 2, (4, 2))) for _ in range(3)]
+losses = train(model, chunks, torch.optim.SGD(model.parameters(), lr=0.1))
+result = {"losses": losses, "params": [p.detach().clone() for p in model.parameters()]}
+"""
+LSTM_PAIR_ANSWER = LSTM_PAIR.replace(
+    "        loss.backward(retain_graph=True)\n",
+    "        loss.backward()\n        state = tuple(s.detach() for s in state)\n")
+
+GRU_LM = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+embed, gru, decoder = nn.Embedding(12, 5), nn.GRU(5, 7, batch_first=True), nn.Linear(7, 12)
+params = list(embed.parameters()) + list(gru.parameters()) + list(decoder.parameters())
+optimizer = torch.optim.Adam(params, lr=0.01)
+hidden = torch.zeros(1, 3, 7)
+losses = []
+for batch in torch.randint(0, 12, (4, 3, 6)):
+    output, hidden = gru(embed(batch[:, :-1]), hidden)  # CARRIED
+    loss = nn.functional.cross_entropy(decoder(output).reshape(-1, 12), batch[:, 1:].reshape(-1))
+    optimizer.zero_grad()
+    loss.backward(retain_graph=True)
+    optimizer.step()
+    losses.append(loss.detach())
+result = {"losses": torch.stack(losses), "params": [p.detach().clone() for p in params]}
+"""
+GRU_LM_ANSWER = GRU_LM.replace("    loss.backward(retain_graph=True)\n",
+                               "    loss.backward()\n    hidden = hidden.detach()\n")
+
+CONTEXT_BEFORE_LOOP = """
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+encoder, head = nn.Sequential(nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 4)), nn.Linear(4, 1)
+optimizer = torch.optim.SGD(list(encoder.parameters()) + list(head.parameters()), lr=0.1)
+context = torch.tanh(encoder(torch.randn(2, 4)))
+for step in range(3):
+    loss = head(context).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward(retain_graph=True)
+    optimizer.step()
+"""
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as stream:
+        return stream.read()
+
+
+def _ad103(outcome: Outcome):
+    return next(d for d in outcome.diagnoses if d.code == "AD103")
+
+
+def _same(a: dict, b: dict) -> bool:
+    a, b = a["result"], b["result"]
+    for key in a:
+        if isinstance(a[key], torch.Tensor):
+            if not torch.equal(a[key], b[key]):
+                return False
+        elif not all(torch.equal(x, y) for x, y in zip(a[key], b[key])):
+            return False
+    return True
+
+
+def _help_applied(tmp_path, outcome: Outcome) -> dict:
+    diagnosis = _ad103(outcome)
+    fixed = apply_help(Outcome(outcome.error, [diagnosis], outcome.namespace, outcome.path, outcome.source))
+    return run_plain(tmp_path, fixed)
+
+
+def test_the_set47_poi_rnn_names_the_carried_state_and_its_help_is_the_accepted_change(tmp_path):
+    case = _read(os.path.join(SET47, "cases", "poi_rnn_hidden_state_carried_with_retain_graph.py"))
+    outcome = run_program(tmp_path, case)
+    diagnosis = _ad103(outcome)
+    assert diagnosis.primary.source == "out, h = model(x, t, s, h, active_users)"
+    assert diagnosis.help[0].message.startswith("detach h at the iteration boundary, and drop retain_graph=True")
+    assert diagnosis.help[0].replacement == "loss.backward()\nh = h.detach()"
+    answer = _read(os.path.join(SET47, "correct", "poi_rnn_hidden_state_carried_with_retain_graph.py"))
+    assert _same(_help_applied(tmp_path, outcome), run_plain(tmp_path, answer, "answer.py"))
+
+
+def test_an_lstm_pair_carried_in_a_training_function(tmp_path):
+    outcome = run_program(tmp_path, LSTM_PAIR)
+    diagnosis = _ad103(outcome)
+    assert diagnosis.primary.line == marked_line(LSTM_PAIR, "CARRIED")
+    assert diagnosis.help[0].replacement == "loss.backward()\nstate = tuple(s.detach() for s in state)"
+    assert _same(_help_applied(tmp_path, outcome), run_plain(tmp_path, LSTM_PAIR_ANSWER, "answer.py"))
+
+
+def test_a_gru_language_model_carrying_its_hidden_state(tmp_path):
+    outcome = run_program(tmp_path, GRU_LM)
+    assert _ad103(outcome).primary.line == marked_line(GRU_LM, "CARRIED")
+    assert _same(_help_applied(tmp_path, outcome), run_plain(tmp_path, GRU_LM_ANSWER, "answer.py"))
+
+
+def test_the_detached_versions_run_silent(tmp_path):
+    for source in (LSTM_PAIR_ANSWER, GRU_LM_ANSWER,
+                   GRU_LM.replace("    optimizer.step()\n", "    optimizer.step()\n    hidden = hidden.detach()\n")):
+        outcome = run_program(tmp_path, source)
+        assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_graph_made_before_the_loop_is_not_taken_for_a_carried_state(tmp_path):
+    outcome = run_program(tmp_path, CONTEXT_BEFORE_LOOP)
+    assert outcome.error is not None and outcome.diagnoses
+    assert not any("iteration boundary" in help.message for d in outcome.diagnoses for help in d.help)
