@@ -1,6 +1,6 @@
 """AD103 where a loop-carried state brings the previous iteration's graph into this one and
-`retain_graph=True` kept that graph: the carried name's assignment is the primary location, and the
-help detaches it after the backward() and drops `retain_graph=True` (analysis/retained_carried_state.py).
+`retain_graph=True` kept that graph: the backward() line is the primary location, the carried
+name's assignment is shown, and the help detaches it after the backward() and drops `retain_graph=True` (analysis/retained_carried_state.py).
 
 Held-out set 47's Flashback_code#2 (a POI RNN's hidden state) gave advice only. Two shapes written
 before the change ran on them: an LSTM's `(h, c)` carried in a training function, and a GRU
@@ -124,7 +124,8 @@ def test_the_set47_poi_rnn_names_the_carried_state_and_its_help_is_the_accepted_
     case = _read(os.path.join(SET47, "cases", "poi_rnn_hidden_state_carried_with_retain_graph.py"))
     outcome = run_program(tmp_path, case)
     diagnosis = _ad103(outcome)
-    assert diagnosis.primary.source == "out, h = model(x, t, s, h, active_users)"
+    assert diagnosis.primary.source == "loss.backward(retain_graph=True)"
+    assert any(location.source == "out, h = model(x, t, s, h, active_users)" for location in diagnosis.related)
     assert diagnosis.help[0].message.startswith("detach h at the iteration boundary, and drop retain_graph=True")
     assert diagnosis.help[0].replacement == "loss.backward()\nh = h.detach()"
     answer = _read(os.path.join(SET47, "correct", "poi_rnn_hidden_state_carried_with_retain_graph.py"))
@@ -134,14 +135,17 @@ def test_the_set47_poi_rnn_names_the_carried_state_and_its_help_is_the_accepted_
 def test_an_lstm_pair_carried_in_a_training_function(tmp_path):
     outcome = run_program(tmp_path, LSTM_PAIR)
     diagnosis = _ad103(outcome)
-    assert diagnosis.primary.line == marked_line(LSTM_PAIR, "CARRIED")
+    assert diagnosis.primary.source == "loss.backward(retain_graph=True)"
+    assert any(location.line == marked_line(LSTM_PAIR, "CARRIED") for location in diagnosis.related)
     assert diagnosis.help[0].replacement == "loss.backward()\nstate = tuple(s.detach() for s in state)"
     assert _same(_help_applied(tmp_path, outcome), run_plain(tmp_path, LSTM_PAIR_ANSWER, "answer.py"))
 
 
 def test_a_gru_language_model_carrying_its_hidden_state(tmp_path):
     outcome = run_program(tmp_path, GRU_LM)
-    assert _ad103(outcome).primary.line == marked_line(GRU_LM, "CARRIED")
+    diagnosis = _ad103(outcome)
+    assert diagnosis.primary.source == "loss.backward(retain_graph=True)"
+    assert any(location.line == marked_line(GRU_LM, "CARRIED") for location in diagnosis.related)
     assert _same(_help_applied(tmp_path, outcome), run_plain(tmp_path, GRU_LM_ANSWER, "answer.py"))
 
 

@@ -728,6 +728,7 @@ def _optimizer_suggestions(write: WriteEvent, node, backward_stack: tuple[Site, 
         return [misplaced[0]], misplaced[1]
     carried = carried_state_through_retained_graph(node, backward_site, recorder, optimizer_name)
     if carried is not None:
+        related.append(carried[2])
         return [carried[0]], carried[1]
     backward_line = backward_site.lineno if backward_site is not None and write.site is not None \
         and backward_site.filename == write.site.filename else None

@@ -15,7 +15,10 @@ that earlier backward() (its sequence number is at or below that backward()'s ne
 name the loop carries (assigned in the body, read there before its assignment) holds a tensor whose
 graph reaches that node. The help detaches the carried name right after the backward() and drops
 `retain_graph=True`: each backward() then stays in its own iteration (truncated backpropagation),
-with the same forward values. Anything else: None, and AD103's other helps apply.
+with the same forward values. Its gradients are meant to differ from those of the oracle that lets
+the program run as written (which goes back into the earlier iterations' graphs at the saved
+weights): the help says so (`cuts_carried_graph`). Anything else: None, and AD103's other helps
+apply.
 """
 
 from __future__ import annotations
@@ -31,8 +34,9 @@ from autograd_doctor.diagnosis.source import replace_node_text, segment, stateme
 
 
 def carried_state_through_retained_graph(node, backward_site, recorder,
-                                         optimizer_name: str) -> tuple[Suggestion, Location] | None:
-    """(the help, the carried state's assignment as the primary) or None."""
+                                         optimizer_name: str) -> tuple[Suggestion, Location, Location] | None:
+    """(the help, the backward() statement it changes as the primary, the carried state's
+    assignment) or None."""
     if node is None or backward_site is None or recorder is None:
         return None
     scope = Scope(backward_site.filename, backward_site.lineno)
@@ -69,11 +73,14 @@ def carried_state_through_retained_graph(node, backward_site, recorder,
             f"detach {name} at the iteration boundary, and drop retain_graph=True: each backward() then goes "
             f"only through its own iteration (truncated backpropagation), not into the previous iteration's "
             f"graph, whose saved weights {optimizer_name}.step() has changed since",
-            f"{rewritten}\n{_detach_again(name, value)}", statement_location(filename, statement))
-        primary = statement_location(filename, assignment, role="carried",
-                                     note=f"{name} carries the previous iteration's graph into this one; "
-                                          "retain_graph=True kept that graph, so this backward() goes on into it")
-        return help, primary
+            f"{rewritten}\n{_detach_again(name, value)}", statement_location(filename, statement),
+            cuts_carried_graph=True)
+        primary = statement_location(filename, statement, role="backward",
+                                     note=f"retain_graph=True keeps the previous iteration's graph, which {name} "
+                                          "carries into this one: this backward() goes on into it")
+        carrier = statement_location(filename, assignment, role="carried",
+                                     note=f"{name} carries the previous iteration's graph into this one")
+        return help, primary, carrier
     return None
 
 
