@@ -756,6 +756,20 @@ def tensor_copy_diagnosis(args: tuple, kwargs: dict, stack: tuple[Site, ...] = (
     return diagnosis
 
 
+def stack_keywords_suffix(call: ast.Call, text_of) -> str | None:
+    """What the keywords of a `torch.tensor(...)` call become on a torch.stack of the same values
+    (`text_of(node)` gives a node's source): `dtype=` and `device=`, which torch.stack does not
+    take, a `.to(...)` suffix ("" for neither); `requires_grad=` goes (the stacked tensor has the
+    gradients). None for another keyword."""
+    moved = []
+    for keyword in call.keywords:
+        if keyword.arg in ("dtype", "device"):
+            moved.append(f"{keyword.arg}={text_of(keyword.value)}")
+        elif keyword.arg != "requires_grad":
+            return None
+    return f".to({', '.join(moved)})" if moved else ""
+
+
 def _stack_call_text(call: ast.Call, line: str, data: list | tuple) -> str | None:
     """The `torch.tensor(...)` call on one line, written with torch.stack so the graph is kept:
     a list written out of same-shaped tensors, `torch.tensor([l1, l2])`, becomes
@@ -779,13 +793,9 @@ def _stack_call_text(call: ast.Call, line: str, data: list | tuple) -> str | Non
     first = call.args[0]
     if len(call.args) != 1:
         return None
-    moved = []
-    for keyword in call.keywords:
-        if keyword.arg in ("dtype", "device"):
-            moved.append(f"{keyword.arg}={line[keyword.value.col_offset:keyword.value.end_col_offset]}")
-        elif keyword.arg != "requires_grad":
-            return None
-    suffix = f".to({', '.join(moved)})" if moved else ""
+    suffix = stack_keywords_suffix(call, lambda node: line[node.col_offset:node.end_col_offset])
+    if suffix is None:
+        return None
     if isinstance(first, (ast.List, ast.Tuple)):
         if _same_shaped_tensors(data):
             text = line[first.col_offset:first.end_col_offset]

@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from autograd_doctor.diagnosis import codes
+from autograd_doctor.analysis.copies import stack_keywords_suffix
 from autograd_doctor.analysis.describe import tensor_info
 from autograd_doctor.analysis.naming import modules_in, parameter_path, user_frames, variable_for
 from autograd_doctor.analysis.relation import gradient_path
@@ -722,12 +723,9 @@ def _stacked_literal(filename: str, call: ast.Call, non_tensors: frozenset) -> s
     not take, move to `.to(...)` and `requires_grad=` goes. None when an element is a number or a
     name holding no tensor (torch.stack would refuse it), rows differ in length, or another
     keyword is given."""
-    moved = []
-    for keyword in call.keywords:
-        if keyword.arg in ("dtype", "device"):
-            moved.append(f"{keyword.arg}={segment(filename, keyword.value)}")
-        elif keyword.arg != "requires_grad":
-            return None
+    suffix = stack_keywords_suffix(call, lambda node: segment(filename, node))
+    if suffix is None:
+        return None
 
     def level(node: ast.expr, depth: int) -> str | None:
         if not isinstance(node, (ast.List, ast.Tuple)) or not node.elts or depth > 5 or any(
@@ -747,9 +745,7 @@ def _stacked_literal(filename: str, call: ast.Call, non_tensors: frozenset) -> s
         return f"torch.stack([{', '.join(parts)}])"
 
     stacked = level(call.args[0], 0)
-    if stacked is None:
-        return None
-    return f"{stacked}.to({', '.join(moved)})" if moved else stacked
+    return stacked + suffix if stacked is not None else None
 
 
 def cut_suggestions(cut: Cut) -> list[Suggestion]:
