@@ -14,7 +14,7 @@ from autograd_doctor.analysis.errors.build import (
 )
 from autograd_doctor.analysis.errors.context import (
     ErrorContext, carrying_assignment, enclosing_function, last_assignment, line_location, local_name_of,
-    module_attribute_assignment, value_of,
+    module_attribute_assignment, value_of, walk_own_scope,
 )
 from autograd_doctor.analysis.grad_off_blocks import block_body_dedented, grad_off_with_around
 from autograd_doctor.diagnosis.model import Location, Suggestion
@@ -2368,6 +2368,12 @@ def grad_of_leaf_without_gradient(found):
             f"if {name}.grad is None:\n    {name}.grad = torch.zeros_like({name})\n{segment(filename, statement)}"))
         return diagnosis(codes.LEAF_GRAD_NONE_READ, location, notes=notes, help=helps)
     tree = parse_file(filename)
+    if frozen and not isinstance(tensor, torch.nn.Parameter) and tree is not None:
+        asked = _input_gradient_never_asked_for(tree, filename, statement, reads[0], tensor)
+        if asked is not None:
+            location.note = f"{name}.grad is None here: {name} was made without requires_grad"
+            notes = [asked[0]]
+            return diagnosis(codes.LEAF_GRAD_NONE_READ, location, [asked[1]], notes, [asked[2]])
     loop = _loop_over(tree, statement, name) if tree is not None and name.isidentifier() else None
     parametrized = _parametrized_element_of_loop(frame, filename, loop, tensor) if frozen and loop is not None else None
     if parametrized is not None:
@@ -2429,6 +2435,58 @@ def grad_of_leaf_without_gradient(found):
             "per parameter (None where it got none, to skip or replace with zeros) and leaves .grad alone"),
             helps[-1]]
     return diagnosis(codes.LEAF_GRAD_NONE_READ, location, notes=notes, help=helps)
+
+
+def _input_gradient_never_asked_for(tree, filename: str, statement: ast.stmt, read: ast.Attribute, tensor):
+    """(note, where it is made, the help) when `x.grad` is read after a backward() on an input that
+    never asked for a gradient: a floating-point tensor, not a parameter, made in this function by
+    an assignment or as a loop's target, read by a statement between there and the backward()
+    (the forward pass), with the `.grad` read after that backward(). The user wants the gradient
+    with respect to the input (a saliency map, an adversarial step): `x.requires_grad_()` right
+    after it is made asks for it, and changes no value and no parameter's gradient. None otherwise."""
+    if not tensor.is_floating_point():
+        return None
+    root = read.value
+    while isinstance(root, (ast.Subscript, ast.Attribute)):
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return None
+    scope = enclosing_function(tree, statement.lineno)
+    backwards = [node.lineno for node in walk_own_scope(scope) if isinstance(node, ast.Call)
+                 and isinstance(node.func, ast.Attribute) and node.func.attr == "backward"
+                 and node.lineno < statement.lineno]
+    made = last_assignment(filename, root.id, statement.lineno)
+    loop = None
+    if made is None:
+        loops = [node for node in walk_covering(tree, statement.lineno) if isinstance(node, ast.For)
+                 and node.body and node.body[0].lineno <= statement.lineno
+                 and any(isinstance(target, ast.Name) and target.id == root.id for target in ast.walk(node.target))]
+        loop = max(loops, key=lambda node: node.lineno) if loops else None
+    start = made.end_lineno if made is not None else loop.body[0].lineno - 1 if loop is not None else None
+    backward_line = max((line for line in backwards if start is not None and line > start), default=None)
+    if backward_line is None:
+        return None
+    forward_reads = [node for node in walk_own_scope(scope) if isinstance(node, ast.Name) and node.id == root.id
+                     and isinstance(node.ctx, ast.Load) and start < node.lineno < backward_line]
+    expression = segment(filename, read.value)
+    if not forward_reads or expression is None:
+        return None
+    message = (f"make {expression} require grad before the forward pass: backward() then fills {expression}.grad "
+               "(the gradient with respect to this input); no value and no parameter's gradient changes")
+    note = (f"{expression} is an input, not a parameter: a tensor made without requires_grad=True, so the forward "
+            "pass records nothing for it and backward() gives it no gradient")
+    if made is not None:
+        made_text = segment(filename, made)
+        where = statement_location(filename, made, role="made", note=f"{expression} is made here, without a gradient")
+        help = statement_change(where if made_text is not None else None, message,
+                                f"{made_text}\n{expression}.requires_grad_()")
+    else:
+        first = loop.body[0]
+        first_text = segment(filename, first)
+        where = statement_location(filename, loop, role="made", note=f"{expression} comes from the loop, without a gradient")
+        help = statement_change(statement_location(filename, first) if first_text is not None else None, message,
+                                f"{expression}.requires_grad_()\n{first_text}")
+    return note, where, help
 
 
 def _gradient_added_by_hand(frame, filename: str, statement: ast.stmt, read: ast.Attribute, tensor) -> str | None:
