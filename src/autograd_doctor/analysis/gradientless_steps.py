@@ -96,6 +96,12 @@ class GradientlessSteps:
             if rebuilt is not None:
                 _name_the_cause(diagnosis, *_rebuilt_loss_cause(*rebuilt))
                 _name_the_upstream_cut(diagnosis, stack[0], *rebuilt)
+            else:
+                # The loss came back from a loss function or module of the user's that rewrapped it
+                # before returning it (`return Variable(loss, requires_grad=True)`), set 49.
+                wraps = _rewrapped_in_callee(stack[0])
+                if wraps:
+                    _name_the_cause(diagnosis, *_rewrapped_in_callee_cause(wraps))
         if diagnosis.primary.role == "step":  # no cut found by the leaves: look in the loop around step()
             cause = (empty_step_causes.data_assignment_cut(parameters, stack)
                      or empty_step_causes.other_model_trained(optimizer, parameters, stack))
@@ -342,6 +348,198 @@ def _rebuilt_loss_site(step_site):
     return None
 
 
+# How deep the loss functions and modules that return the loss are followed (a loss module that
+# sums other loss modules' losses), and how many wraps are named at most.
+MAX_CALLEE_DEPTH = 3
+MAX_REWRAPS = 8
+
+
+def _requires_grad_wrap(value) -> bool:
+    """`Variable(x, requires_grad=True)`, `torch.tensor(x, requires_grad=True)`: a call with a
+    non-constant first argument and requires_grad=True among its keywords."""
+    return isinstance(value, ast.Call) and bool(value.args) and not isinstance(value.args[0], ast.Constant) \
+        and any(k.arg == "requires_grad" and isinstance(k.value, ast.Constant) and k.value.value is True
+                for k in value.keywords)
+
+
+def _resolve(node, values: dict, owner=None):
+    """The live object a call's function names: `name`, `name.attr...`, or `self.attr...` with
+    `self` the module `owner` (inside a callee, whose frame is gone). None when unknown."""
+    if isinstance(node, ast.Name):
+        if node.id == "self" and owner is not None:
+            return owner
+        return values.get(node.id)
+    if isinstance(node, ast.Attribute):
+        base = _resolve(node.value, values, owner)
+        if base is None:
+            return None
+        try:
+            return getattr(base, node.attr, None)
+        except Exception:
+            return None
+    return None
+
+
+def _callee_function(target):
+    """(function, module instance or None) that calling `target` runs: an nn.Module's forward, a
+    bound method's function, a plain function of the user's. None for anything else (torch's own
+    functions, builtins, installed libraries)."""
+    import inspect
+
+    import torch
+
+    from autograd_doctor.recording.frames import in_installed_package, is_internal_file
+
+    owner = None
+    if isinstance(target, torch.nn.Module):
+        owner, function = target, getattr(type(target), "forward", None)
+    elif inspect.ismethod(target):
+        owner, function = target.__self__, target.__func__
+    elif inspect.isfunction(target):
+        function = target
+    else:
+        return None
+    code = getattr(function, "__code__", None)
+    if code is None or is_internal_file(code.co_filename) or in_installed_package(code.co_filename):
+        return None
+    return function, owner
+
+
+def _function_node(tree, code):
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name \
+                and code.co_firstlineno in [node.lineno] + [d.lineno for d in node.decorator_list]:
+            return node
+    return None
+
+
+def _wraps_in(function, owner, depth: int, seen: set) -> list:
+    """(file, statement, call) of the `requires_grad=True` wraps that made what `function` returns
+    a new leaf: the last assignment, before a `return name`, of the returned name, or the returned
+    call itself; then the same in the loss functions and modules it calls (`self.recon_loss(...)`),
+    whose wrapped results it combines."""
+    from autograd_doctor.diagnosis.source import parse_file
+
+    code = function.__code__
+    if (code.co_filename, code.co_firstlineno) in seen or depth > MAX_CALLEE_DEPTH:
+        return []
+    seen.add((code.co_filename, code.co_firstlineno))
+    tree = parse_file(code.co_filename)
+    node = _function_node(tree, code) if tree is not None else None
+    if node is None:
+        return []
+    found = []
+    for ret in [n for n in ast.walk(node) if isinstance(n, ast.Return) and n.value is not None]:
+        if _requires_grad_wrap(ret.value):
+            found.append((code.co_filename, ret, ret.value))
+        elif isinstance(ret.value, ast.Name):
+            assignments = [a for a in ast.walk(node) if isinstance(a, ast.Assign) and a.lineno < ret.lineno
+                           and any(isinstance(t, ast.Name) and t.id == ret.value.id for t in a.targets)]
+            if assignments:
+                last = max(assignments, key=lambda a: a.lineno)
+                if _requires_grad_wrap(last.value):
+                    found.append((code.co_filename, last, last.value))
+    if not found:
+        return []
+    globals_ = getattr(function, "__globals__", {})
+    for call in [n for n in ast.walk(node) if isinstance(n, ast.Call)]:
+        callee = _callee_function(_resolve(call.func, globals_, owner))
+        if callee is not None:
+            found += _wraps_in(callee[0], callee[1], depth + 1, seen)
+    unique = {}  # the function's own wraps first, then its callees', in the order they are called
+    for f, s, c in found:
+        unique.setdefault((f, s.lineno), (f, s, c))
+    return list(unique.values())[:MAX_REWRAPS]
+
+
+def _rewrapped_in_callee(step_site) -> list:
+    """The wraps (`_wraps_in`) inside the user's loss function or module whose result the last
+    backward() before step() ran on: `loss = loss_fn(...)` then `loss.backward()`, where, at run
+    time, that loss is a leaf that requires grad. The one in the function called first, then those
+    in the loss modules it calls. Empty when there is none."""
+    import torch
+
+    from autograd_doctor.analysis.errors.context import enclosing_function
+    from autograd_doctor.analysis.source_scope import frame_values, live_frame
+    from autograd_doctor.diagnosis.source import parse_file
+
+    tree = parse_file(step_site.filename)
+    frame = live_frame(step_site)
+    if tree is None or frame is None:
+        return []
+    scope = enclosing_function(tree, step_site.lineno) or tree
+    backwards = [node for node in ast.walk(scope) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                 and node.func.attr == "backward" and node.lineno < step_site.lineno
+                 and isinstance(node.func.value, ast.Name)]
+    if not backwards:
+        return []
+    backward = max(backwards, key=lambda node: (node.lineno, node.col_offset))
+    name = backward.func.value.id
+    values = frame_values(frame)
+    loss = values.get(name)
+    if not isinstance(loss, torch.Tensor) or loss.grad_fn is not None or not loss.requires_grad or loss.numel() != 1:
+        return []
+    assignments = [node for node in ast.walk(scope) if isinstance(node, ast.Assign) and node.lineno < backward.lineno
+                   and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
+    if not assignments:
+        return []
+    call = max(assignments, key=lambda node: node.lineno).value
+    if not isinstance(call, ast.Call):
+        return []
+    try:
+        callee = _callee_function(_resolve(call.func, values))
+        return _wraps_in(callee[0], callee[1], 0, set()) if callee is not None else []
+    except Exception:
+        return []
+
+
+def _unwrapped(filename: str, statement: ast.stmt, call: ast.Call) -> str | None:
+    """The statement without the wrap: `loss = <its argument>`, `return <its argument>`; `pass`
+    where it only rebound a name to itself. None where the argument is a number (`.item()`,
+    float(...)): that value has no graph to keep, a change of code is needed upstream."""
+    argument = call.args[0]
+    text = segment(filename, argument)
+    if text is None or any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr in
+                                                        ("item", "tolist", "numpy") or isinstance(n.func, ast.Name)
+                                                        and n.func.id in ("float", "int"))
+                           for n in ast.walk(argument)):
+        return None
+    if isinstance(statement, ast.Return):
+        return f"return {text}"
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target = segment(filename, statement.targets[0])
+        return "pass" if target == text else f"{target} = {text}"
+    return None
+
+
+def _rewrapped_in_callee_cause(wraps: list):
+    filename, statement, call = wraps[0]
+    function = segment(filename, call.func) or "the call"
+    location = statement_location(filename, statement, role="cut",
+                                  note=f"{function}(..., requires_grad=True) makes the returned loss a new leaf "
+                                       "here: backward() stops at it")
+    others = ", ".join(f"line {s.lineno}" for f, s, c in wraps[1:])
+    notes = [f"the loss the last backward() ran on was returned by a loss function of yours that rewraps it at line "
+             f"{statement.lineno}: requires_grad=True lets backward() run, but the new leaf has no history, so no "
+             "parameter gets a gradient and the loss value is right while nothing trains"
+             + (f"; the losses it combines are rewrapped the same way ({others}), each cut off too" if others else "")]
+    helps = []
+    for index, (file, stmt, wrap) in enumerate(wraps):
+        replacement = _unwrapped(file, stmt, wrap)
+        if replacement is None:
+            if index == 0:
+                return location, notes, Suggestion(
+                    f"compute the loss with torch operations on the model's output instead of wrapping "
+                    f"{segment(file, wrap.args[0]) or 'a number'} (a number has no graph)")
+            break
+        from autograd_doctor.analysis.ungraphed_gradient_terms import NEXT_LINE
+
+        message = ("remove the wrap and return the loss itself, which keeps its graph back to the parameters"
+                   if index == 0 else f"{NEXT_LINE} ({codes.GRADIENTLESS_OPTIMIZER_STEPS})")
+        helps.append(Suggestion(message, replacement, statement_location(file, stmt)))
+    return location, notes, helps
+
+
 def _rebuilt_loss_cause(filename: str, statement: ast.stmt, call: ast.Call, wraps_tensor: bool):
     wrapped = segment(filename, call.args[0]) or "its argument"
     function = segment(filename, call.func) or "the call"
@@ -439,7 +637,9 @@ def _name_the_cause(diagnosis: Diagnosis, location, notes: list, change) -> None
     diagnosis.related.insert(0, diagnosis.primary)
     diagnosis.primary = location
     diagnosis.notes.extend(notes)
-    if change is not None:
+    if isinstance(change, list):
+        diagnosis.help[0:0] = change
+    elif change is not None:
         diagnosis.help.insert(0, change)
 
 
