@@ -96,9 +96,12 @@ a base class of another project file (`self.standard_loss(x, y)` of
 the package's re-exports), and so is a method of another object that the
 function builds from a project class (`trainer = Trainer(model)`, `from
 core.train import Trainer`, whose `reset_grad()`, or a project base's, clears:
-`trainer.reset_grad()`); an object handed in or bound to something else too is
-not, nor a method of a class outside the project, and such loops are
-reported.
+`trainer.reset_grad()`), and so is a model the loop calls (`loss = model(x,
+y)`), built in the function from a project class (imported by name or with
+`from <module> import *`) whose `forward` calls `self.zero_grad()`, when the
+stepped optimizer is built over that model's `parameters()` alone; an object
+handed in or bound to something else too is not, nor a method of a class
+outside the project, and such loops are reported.
 An optimizer built (on every binding of its name in the function) from a class
 of another project file that derives from torch's abstract `Optimizer` alone
 and whose code, project bases included, reads no `.grad` and calls no `step()`
