@@ -198,6 +198,38 @@ def _project_class(qualname: str, filename: str, depth: int = 0):
     return None
 
 
+def star_imported_project_class(name: str, tree: ast.Module, filename: str):
+    """``(qualname, (path, ClassDef))`` of the class ``name`` when the module ``tree``
+    (of ``filename``) binds it only through its top-level `from <module> import *`
+    statements and exactly one of those project modules defines (or re-exports by
+    name) such a class (`from rnn_crf import *`, then `model = rnn_crf(...)`); None
+    when the file binds ``name`` itself, or none or several modules give one."""
+    if bound_otherwise(name, tree) or any(
+            isinstance(node, ast.ClassDef) and node.name == name for node in tree.body):
+        return None
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            module = absolute_module(node, filename)
+            cls = project_class(f"{module}.{name}", filename) if module else None
+            if cls is not None:
+                found.append((f"{module}.{name}", cls))
+    return found[0] if len(found) == 1 else None
+
+
+def bound_otherwise(name: str, tree: ast.Module) -> bool:
+    """The module binds ``name`` other than by a class statement or an import (an
+    assignment, a function, a loop target, `import name`), anywhere at its top level."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return True
+        if isinstance(node, ast.Import) and any((a.asname or a.name.split(".")[0]) == name for a in node.names):
+            return True
+    return False
+
+
 def _base_names(cls: ast.ClassDef, path: str) -> list:
     """The bases of ``cls`` (in the file ``path``) as dotted names to look up:
     a same-file base as `<module>.Name`, an imported one as its file imports it."""

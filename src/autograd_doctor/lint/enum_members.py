@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 
-from autograd_doctor.lint.clearing import absolute_module, project_class
+from autograd_doctor.lint.clearing import absolute_module, bound_otherwise, project_class, star_imported_project_class
 
 _ENUM_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag"})
 _VALUE_HOOKS = frozenset({"__new__", "__init__", "__eq__", "__ne__", "_missing_", "_generate_next_value_"})
@@ -79,7 +79,7 @@ def _enumeration_class(class_name: str, tree: ast.Module, filename: str):
     defined = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name]
     imported = [(node, alias) for node in tree.body if isinstance(node, ast.ImportFrom)
                 for alias in node.names if alias.name != "*" and (alias.asname or alias.name) == class_name]
-    if _bound_otherwise(class_name, tree) or len(defined) + len(imported) > 1:
+    if bound_otherwise(class_name, tree) or len(defined) + len(imported) > 1:
         return None
     if defined:
         cls = defined[0]
@@ -89,10 +89,8 @@ def _enumeration_class(class_name: str, tree: ast.Module, filename: str):
         found = project_class(f"{module}.{alias.name}", filename) if module else None
         cls = found[1] if found else None
     else:
-        starred = [absolute_module(node, filename) for node in tree.body
-                   if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)]
-        found = [f for f in (project_class(f"{m}.{class_name}", filename) for m in starred if m) if f]
-        cls = found[0][1] if len(found) == 1 else None
+        found = star_imported_project_class(class_name, tree, filename)
+        cls = found[1][1] if found else None
     if cls is None or not any(_base_name(base) in _ENUM_BASES for base in cls.bases):
         return None
     return cls
@@ -105,16 +103,3 @@ def _base_name(base) -> str | None:
     if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id == "enum":
         return base.attr
     return None
-
-
-def _bound_otherwise(name: str, tree: ast.Module) -> bool:
-    """The module binds ``name`` other than by a class statement or an import (an
-    assignment, a function, a loop target, `import name`), anywhere at its top level."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store):
-            return True
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            return True
-        if isinstance(node, ast.Import) and any((a.asname or a.name.split(".")[0]) == name for a in node.names):
-            return True
-    return False

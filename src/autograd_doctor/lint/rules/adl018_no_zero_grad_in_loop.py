@@ -7,8 +7,10 @@ import os
 import re
 
 from autograd_doctor.lint import names as N
-from autograd_doctor.lint.clearing import clears_in_project, inherited_method_clears, parsed_file, project_class
+from autograd_doctor.lint.clearing import (clears_in_project, inherited_method_clears, parsed_file, project_class,
+                                           star_imported_project_class)
 from autograd_doctor.lint.rules.base import Rule
+from autograd_doctor.lint.walk import own_nodes
 
 # `p.grad = None`, `p.grad.zero_()`, `p.grad.data.zero_()`, `p.grad.detach_()`
 _CLEARS_BY_HAND = re.compile(r"\.grad\s*=(?!=)|\.grad(?:\.data)?\.(?:zero_|detach_|fill_)\(")
@@ -94,9 +96,12 @@ a base class of another project file (`self.standard_loss(x, y)` of
 the package's re-exports), and so is a method of another object that the
 function builds from a project class (`trainer = Trainer(model)`, `from
 core.train import Trainer`, whose `reset_grad()`, or a project base's, clears:
-`trainer.reset_grad()`); an object handed in or bound to something else too is
-not, nor a method of a class outside the project, and such loops are
-reported.
+`trainer.reset_grad()`), and so is a model the loop calls (`loss = model(x,
+y)`), built in the function from a project class (imported by name or with
+`from <module> import *`) whose `forward` calls `self.zero_grad()`, when the
+stepped optimizer is built over that model's `parameters()` alone; an object
+handed in or bound to something else too is not, nor a method of a class
+outside the project, and such loops are reported.
 An optimizer built (on every binding of its name in the function) from a class
 of another project file that derives from torch's abstract `Optimizer` alone
 and whose code, project bases included, reads no `.grad` and calls no `step()`
@@ -174,6 +179,8 @@ def check_scope(checker, scope) -> None:
             continue  # `self.standard_loss(x, y)`, inherited from a project class, clears
         if _project_instance_method_clears(checker, scope, node):
             continue  # `wrapper.reset_grads()`, `wrapper = Wrapper(model)` of a project class that clears
+        if _called_model_clears_itself(checker, scope, node):
+            continue  # `loss = model(x, y)`, whose project class's `forward` starts with `self.zero_grad()`
         if _steps_without_reading_gradients(checker, scope, optimizer):
             continue  # `opt = KFAC(net)`: a project optimizer whose `step()` never reads `.grad`
         if not _trained_parameters_used_later(checker, scope, optimizer, end, backwards):
@@ -970,6 +977,72 @@ def _project_instance_method_clears(checker, scope, node) -> bool:
     return False
 
 
+def _called_model_clears_itself(checker, scope, node) -> bool:
+    """The innermost loop around the step `opt.step()` calls `model(...)`, where every
+    binding of `model` in the function builds it from one project class (imported by
+    name or through `from <module> import *`) whose `forward` (its own, or a project
+    base's) calls `self.zero_grad()`, the class defining no `__call__` of its own,
+    and every binding of `opt` is an optimizer built over `model.parameters()` alone:
+    each call of the model clears the very gradients that the step reads, before the
+    loss it returns is backpropagated (set AX, lstm-crf-pytorch's `rnn_crf.forward`).
+    An optimizer over other parameters too, a model handed in or built otherwise, or a
+    `forward` that clears another object is no evidence."""
+    function = scope.function
+    receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+    loops = _loops_around(function, node) if function is not None else []
+    if not loops or not isinstance(receiver, ast.Name):
+        return False
+    for call in ast.walk(loops[0]):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+            continue
+        qualname = _constructing_class(checker, function, call.func.id)
+        if qualname and _forward_clears_itself(qualname, checker.filename) \
+                and _optimizer_over_parameters_of(function, receiver.id, call.func.id):
+            return True
+    return False
+
+
+def _forward_clears_itself(qualname: str, filename: str) -> bool:
+    """The project class ``qualname`` defines no `__call__` and its `forward` (or the
+    first project base's that defines one) calls `self.zero_grad()` in its own body."""
+    found = project_class(qualname, filename)
+    seen = set()
+    while found is not None and (found[0], found[1].name) not in seen:
+        path, cls = found
+        seen.add((path, cls.name))
+        methods = {b.name: b for b in cls.body if isinstance(b, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        if "__call__" in methods:
+            return False
+        if "forward" in methods:
+            return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "zero_grad"
+                       and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"
+                       for n in own_nodes(methods["forward"].body))
+        tree = parsed_file(path)
+        bases = [_dotted_base(b, tree, path) for b in cls.bases] if tree is not None else []
+        found = next((project_class(b, path) for b in bases if b and "." in b and project_class(b, path)), None)
+    return False
+
+
+def _optimizer_over_parameters_of(function, optimizer: str, model: str) -> bool:
+    """Every binding of ``optimizer`` in ``function`` is a call whose only positional
+    argument is `<model>.parameters()` (`torch.optim.Adam(model.parameters(), lr=...)`)."""
+    bindings = [stmt for stmt in ast.walk(function) if isinstance(stmt, ast.Assign)
+                and any(isinstance(n, ast.Name) and n.id == optimizer for t in stmt.targets for n in ast.walk(t))]
+    if not bindings:
+        return False
+    for stmt in bindings:
+        value = stmt.value
+        if not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and isinstance(value, ast.Call)
+                and len(value.args) == 1 and not any(k.arg == "params" for k in value.keywords)):
+            return False
+        arg = value.args[0]
+        if not (isinstance(arg, ast.Call) and not arg.args and not arg.keywords
+                and isinstance(arg.func, ast.Attribute) and arg.func.attr == "parameters"
+                and isinstance(arg.func.value, ast.Name) and arg.func.value.id == model):
+            return False
+    return True
+
+
 def _constructing_class(checker, function, name: str) -> str | None:
     """The dotted name (as the file imports it) of the one project class whose call
     every binding of ``name`` in ``function`` is; None otherwise."""
@@ -995,6 +1068,9 @@ def _constructing_class(checker, function, name: str) -> str | None:
                     and isinstance(stmt.value, ast.Call)):
                 return None
             qualname = checker.qualname(stmt.value.func)
+            if (not qualname or "." not in qualname) and isinstance(stmt.value.func, ast.Name):
+                starred = star_imported_project_class(stmt.value.func.id, checker.tree, checker.filename)
+                qualname = starred[0] if starred else None  # `from rnn_crf import *`
             if not qualname or "." not in qualname or project_class(qualname, checker.filename) is None:
                 return None
             classes.add(qualname)
