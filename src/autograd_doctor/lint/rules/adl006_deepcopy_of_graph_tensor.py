@@ -14,7 +14,8 @@ RULE = Rule(
 requires grad: computed, with gradients enabled, from a leaf that requires
 grad (`torch.randn(..., requires_grad=True)`, `nn.Parameter`) or from the
 output of a parameterised module of the same class (`self.fc(x)`).  Deep
-copies of constants, leaves, modules, optimizers and dicts are not reported.""",
+copies of constants, leaves (a parameter of the class, `self.w` or
+`self.fc.weight`, included), modules, optimizers and dicts are not reported.""",
     why_bad="""`deepcopy` of a tensor with a `grad_fn` raises `RuntimeError: Only Tensors
 created explicitly by the user (graph leaves) support the deepcopy protocol at
 the moment`.  What is usually meant is a snapshot of the values.""",
@@ -35,9 +36,16 @@ def on_call(checker, node, q) -> None:
     if q != "copy.deepcopy" or not node.args:
         return
     first, scope = node.args[0], checker.scope
-    if not scope.grad_off and checker.is_graph(first) and not checker.is_grad_leaf(first) \
-            and not (isinstance(first, ast.Name) and first.id in scope.grad_leaves):
+    if not scope.grad_off and checker.is_graph(first) and not _is_leaf(checker, first):
         scope.note("ADL006", (node, first))
+
+
+def _is_leaf(checker, node) -> bool:
+    """A leaf that requires grad, which `deepcopy` copies: `nn.Parameter(t)`, a name
+    bound to one, or a parameter of the class (`self.w` that `__init__` made an
+    `nn.Parameter`, `self.fc.weight`), which `is_graph` counts as requiring grad."""
+    return checker.is_grad_leaf(node) or checker.parameter_attribute(node) or (
+        isinstance(node, ast.Name) and node.id in checker.scope.grad_leaves)
 
 
 def check_scope(checker, scope) -> None:
