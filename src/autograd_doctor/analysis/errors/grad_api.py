@@ -20,6 +20,7 @@ from autograd_doctor.diagnosis.source import (
     call_argument, call_name, location_of, method_receiver, parse_file, replace_node_text, replace_nodes_text,
     source_line, statement_at, statement_location,
 )
+from autograd_doctor.analysis.errors.decorated_attribute_cut import attribute_from_decorated_method
 from autograd_doctor.analysis.errors.numpy_round_trip import describe as describe_round_trip, input_left_torch
 from autograd_doctor.recording.copy_sites import deepcopy_site
 
@@ -1211,8 +1212,12 @@ def decorator_cut(context: ErrorContext, already):
         hits = (_decorated_forwards([last], entries) if last is not None else []) or _decorated_forwards(modules, entries)
         if not hits:
             hits = _decorated_calls(instances, entries)
+    handed_over = None
     if not hits:
-        return _user_decorator_cut(context, frame, called) or _enclosing_decorator_cut(context, decorated)
+        handed_over = attribute_from_decorated_method(frame, filename, line, list(decorated.values()))
+        if handed_over is None:
+            return _user_decorator_cut(context, frame, called) or _enclosing_decorator_cut(context, decorated)
+        hits = [handed_over[0]]
     entry = hits[0]
     use = context.raise_location(role="backward", note="backward() of a loss computed through it")
     if not source_line(entry.filename, entry.line).lstrip().startswith("@"):
@@ -1227,6 +1232,10 @@ def decorator_cut(context: ErrorContext, already):
     helps = [_decorator_deletion(entry.filename, entry.line, message) or Suggestion(message, location=location)]
     notes = [f"the loss is computed from {entry.function}(), decorated with {spelled}: nothing "
              "computed inside it is recorded"]
+    if handed_over is not None:
+        _entry, _function, attribute, reader = handed_over
+        notes = [f"the loss is computed from self.{attribute}, which {entry.function}(), decorated with {spelled}, "
+                 f"stores and {reader}() reads: nothing computed inside {entry.function}() is recorded"]
     return diagnosis(codes.DECORATOR_CUT, location, [use], notes, helps)
 
 

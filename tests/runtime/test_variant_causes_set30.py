@@ -1,0 +1,252 @@
+"""Causes found by held-out variants set 30 (docs/errors.md, "Held-out variants", set 30), each tested on
+another program of the same cause (not the variant) and on a correct near-twin; the variants themselves
+are run by tests/errors/test_held_out_variants.py.
+
+AD203: a torch function given one of its own inputs as `out=` (`torch.index_select(x, 0, order, out=x)`)
+was not diagnosed: the default capture wraps in-place methods, not `out=` arguments, so PyTorch's message
+reached the catalogue without a diagnosis, and the catalogue had none for it.
+
+AD152: a sparse gradient combined with a dense tensor was found only as `x.grad` on the raising line; a
+tensor hook's argument (`lambda grad: grad + ...`) is a name. Inside a hook, making it dense fails too
+(a hook must keep the gradient's layout), so the help is advice there.
+
+AD307: a method decorated with @torch.no_grad() that stores a tensor on `self`, read by another method
+that computes the loss, was AD301's "check the function called here": the decorator search followed calls,
+not attributes.
+
+AD133: `self.queue.resize_(...)` on a registered buffer that a value with history was stored into got the
+out-of-place resize, which keeps this step's graph in the buffer (the next backward() fails); advice now."""
+
+from __future__ import annotations
+
+import torch
+
+from helpers import apply_help, run_as_script, run_plain
+
+# ---- AD203 ---------------------------------------------------------------------------------------
+
+# Attention scores reordered by a ranking, in a script, with the scores as their own out=.
+SCORES_GATHERED_INTO_THEMSELVES = """
+    import torch
+
+    torch.manual_seed(0)
+    scores = torch.randn(4, 5)
+    ranking = torch.argsort(torch.randn(4, 5), dim=1)
+    torch.gather(scores, 1, ranking, out=scores)  # WRITE
+    total = scores.cumsum(1)
+"""
+
+SCORES_GATHERED_CORRECT = SCORES_GATHERED_INTO_THEMSELVES.replace(
+    "torch.gather(scores, 1, ranking, out=scores)  # WRITE", "scores = torch.gather(scores, 1, ranking)")
+
+# A helper given the rows to shuffle: the caller's tensor is the one meant, so no rebinding is offered.
+ROWS_SHUFFLED_IN_A_HELPER = """
+    import torch
+
+    def shuffle(rows, order):
+        torch.index_select(rows, 0, order, out=rows)  # WRITE
+
+    torch.manual_seed(0)
+    table = torch.randn(6, 2)
+    shuffle(table, torch.randperm(6))
+"""
+
+
+def test_a_call_given_its_input_as_out_is_rebound_without_out(tmp_path):
+    outcome = run_as_script(tmp_path, SCORES_GATHERED_INTO_THEMSELVES)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD203", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    assert diagnosis.help[0].replacement == "scores = torch.gather(scores, 1, ranking)"
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, SCORES_GATHERED_CORRECT, "correct.py")
+    assert torch.equal(fixed["total"], correct["total"])
+
+
+def test_the_rebound_gather_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, SCORES_GATHERED_CORRECT)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_out_naming_a_parameter_of_the_function_gets_advice(tmp_path):
+    outcome = run_as_script(tmp_path, ROWS_SHUFFLED_IN_A_HELPER)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD203", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    assert all(not suggestion.replacement for suggestion in diagnosis.help)
+
+
+# ---- AD152 ---------------------------------------------------------------------------------------
+
+# A named hook function adds gradient noise with `grad.add(...)` to every parameter, the sparse
+# embedding's included.
+NOISE_HOOK_ON_A_SPARSE_EMBEDDING = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    embedding = nn.Embedding(8, 3, sparse=True)
+
+    def noisy(grad):
+        return grad.add(0.01 * torch.ones(grad.shape))  # COMBINE
+
+    embedding.weight.register_hook(noisy)
+    loss = embedding(torch.tensor([1, 2, 2])).sum()
+    loss.backward()
+"""
+
+# The near-twin: the hook adds a sparse term (the noise on the rows the gradient holds).
+SPARSE_NOISE_HOOK = NOISE_HOOK_ON_A_SPARSE_EMBEDDING.replace(
+    "return grad.add(0.01 * torch.ones(grad.shape))  # COMBINE",
+    "grad = grad.coalesce()\n        return grad + (0.01 * torch.ones(grad.shape)).sparse_mask(grad)")
+
+# Outside a hook, a name holding the sparse gradient: making it dense at the operand is the change.
+NAMED_SPARSE_GRADIENT = """
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    embedding = nn.Embedding(8, 3, sparse=True)
+    optimizer = torch.optim.SGD(embedding.parameters(), lr=0.1)
+    for ids in (torch.tensor([1, 2]), torch.tensor([3, 1])):
+        optimizer.zero_grad()
+        embedding(ids).pow(2).sum().backward()
+        gradient = embedding.weight.grad
+        embedding.weight.grad = gradient + 0.01 * embedding.weight.detach()  # COMBINE
+        optimizer.step()
+"""
+
+NAMED_SPARSE_GRADIENT_CORRECT = NAMED_SPARSE_GRADIENT.replace(
+    "gradient + 0.01 * embedding.weight.detach()  # COMBINE", "gradient.to_dense() + 0.01 * embedding.weight.detach()")
+
+
+def test_a_hook_adding_a_dense_term_to_a_sparse_gradient_gets_advice(tmp_path):
+    outcome = run_as_script(tmp_path, NOISE_HOOK_ON_A_SPARSE_EMBEDDING)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD152", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("COMBINE")
+    assert all(not suggestion.replacement for suggestion in diagnosis.help)
+    assert any("runs inside backward" in note for note in diagnosis.notes)
+
+
+def test_the_hook_adding_a_sparse_term_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, SPARSE_NOISE_HOOK)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_name_holding_a_sparse_gradient_is_made_dense_at_the_operand(tmp_path):
+    outcome = run_as_script(tmp_path, NAMED_SPARSE_GRADIENT)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD152", [d.code for d in outcome.diagnoses]
+    assert "gradient.to_dense()" in diagnosis.help[0].replacement
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, NAMED_SPARSE_GRADIENT_CORRECT, "correct.py")
+    assert torch.equal(fixed["embedding"].weight, correct["embedding"].weight)
+
+
+def test_the_dense_named_gradient_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, NAMED_SPARSE_GRADIENT_CORRECT)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+# ---- AD307 ---------------------------------------------------------------------------------------
+
+# A plain trainer class: prepare() runs the autoencoder under @torch.no_grad() and keeps its
+# reconstruction on self; the loss method reads it, and its result is backpropagated directly.
+FEATURES_PREPARED_UNDER_NO_GRAD = """
+    import torch
+    from torch import nn
+
+
+    class Reconstructor:
+        def __init__(self):
+            self.encoder = nn.Linear(3, 2)
+            self.decoder = nn.Linear(2, 3)
+            self.optimizer = torch.optim.SGD([*self.encoder.parameters(), *self.decoder.parameters()], lr=0.1)
+
+        @torch.no_grad()  # DECORATOR
+        def prepare(self, x):
+            self.reconstruction = self.decoder(torch.tanh(self.encoder(x)))
+
+        def loss(self, x):
+            return (self.reconstruction - x).pow(2).mean()
+
+
+    torch.manual_seed(0)
+    model = Reconstructor()
+    for _ in range(2):
+        x = torch.randn(5, 3)
+        model.prepare(x)
+        model.optimizer.zero_grad()
+        model.loss(x).backward()
+        model.optimizer.step()
+"""
+
+FEATURES_PREPARED_CORRECT = FEATURES_PREPARED_UNDER_NO_GRAD.replace(
+    "        @torch.no_grad()  # DECORATOR\n", "")
+
+
+def test_an_attribute_stored_by_a_decorated_method_names_the_decorator(tmp_path):
+    outcome = run_as_script(tmp_path, FEATURES_PREPARED_UNDER_NO_GRAD)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD307", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("DECORATOR")
+    assert any("self.reconstruction" in note for note in diagnosis.notes)
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, FEATURES_PREPARED_CORRECT, "correct.py")
+    for part in ("encoder", "decoder"):
+        for mine, theirs in zip(getattr(fixed["model"], part).parameters(), getattr(correct["model"], part).parameters()):
+            assert torch.equal(mine, theirs)
+
+
+def test_the_undecorated_prepare_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, FEATURES_PREPARED_CORRECT)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+# ---- AD133 ---------------------------------------------------------------------------------------
+
+# A prototype bank (a registered buffer) that a mean embedding with history is appended to, then cut
+# back to its length with resize_().
+PROTOTYPE_BANK = """
+    import torch
+    from torch import nn
+
+
+    class PrototypeBank(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Linear(3, 2)
+            self.register_buffer("bank", torch.zeros(3, 2))
+
+        def forward(self, x):
+            z = self.embed(x)
+            loss = (z @ self.bank.t()).pow(2).mean() + z.pow(2).mean()
+            self.bank = torch.cat([z.mean(0, keepdim=True), self.bank])
+            self.bank.resize_(3, 2)  # RESIZE
+            return loss
+
+
+    torch.manual_seed(0)
+    model = PrototypeBank()
+    for _ in range(2):
+        model(torch.randn(4, 3)).backward()
+"""
+
+PROTOTYPE_BANK_CORRECT = PROTOTYPE_BANK.replace(
+    "self.bank = torch.cat([z.mean(0, keepdim=True), self.bank])",
+    "self.bank = torch.cat([z.mean(0, keepdim=True).detach(), self.bank])")
+
+
+def test_a_buffer_holding_history_gets_advice_not_an_out_of_place_resize(tmp_path):
+    outcome = run_as_script(tmp_path, PROTOTYPE_BANK)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD133", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("RESIZE")
+    assert all(not suggestion.replacement for suggestion in diagnosis.help)
+    assert any("buffer of PrototypeBank" in note for note in diagnosis.notes)
+
+
+def test_the_detached_bank_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, PROTOTYPE_BANK_CORRECT)
+    assert outcome.error is None and not outcome.diagnoses
