@@ -25,19 +25,22 @@ from helpers import apply_help, run_as_script, run_plain
 
 # ---- AD203 ---------------------------------------------------------------------------------------
 
-# Attention scores reordered by a ranking, in a script, with the scores as their own out=.
+# Attention scores and their weights reordered by a ranking, in a script, each as its own out=: the
+# second statement would raise next, so the change rebinds both.
 SCORES_GATHERED_INTO_THEMSELVES = """
     import torch
 
     torch.manual_seed(0)
-    scores = torch.randn(4, 5)
+    scores, weights = torch.randn(4, 5), torch.rand(4, 5)
     ranking = torch.argsort(torch.randn(4, 5), dim=1)
     torch.gather(scores, 1, ranking, out=scores)  # WRITE
-    total = scores.cumsum(1)
+    torch.gather(weights, 1, ranking, out=weights)
+    total = (scores * weights).cumsum(1)
 """
 
 SCORES_GATHERED_CORRECT = SCORES_GATHERED_INTO_THEMSELVES.replace(
-    "torch.gather(scores, 1, ranking, out=scores)  # WRITE", "scores = torch.gather(scores, 1, ranking)")
+    "torch.gather(scores, 1, ranking, out=scores)  # WRITE", "scores = torch.gather(scores, 1, ranking)").replace(
+    "torch.gather(weights, 1, ranking, out=weights)", "weights = torch.gather(weights, 1, ranking)")
 
 # A helper given the rows to shuffle: the caller's tensor is the one meant, so no rebinding is offered.
 ROWS_SHUFFLED_IN_A_HELPER = """
@@ -57,7 +60,8 @@ def test_a_call_given_its_input_as_out_is_rebound_without_out(tmp_path):
     diagnosis = outcome.diagnosis
     assert diagnosis.code == "AD203", [d.code for d in outcome.diagnoses]
     assert diagnosis.primary.line == outcome.line("WRITE")
-    assert diagnosis.help[0].replacement == "scores = torch.gather(scores, 1, ranking)"
+    assert diagnosis.help[0].replacement == ("scores = torch.gather(scores, 1, ranking)\n"
+                                             "weights = torch.gather(weights, 1, ranking)")
     fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
     correct = run_plain(tmp_path, SCORES_GATHERED_CORRECT, "correct.py")
     assert torch.equal(fixed["total"], correct["total"])

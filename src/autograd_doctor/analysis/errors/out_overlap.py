@@ -19,12 +19,12 @@ import ast
 
 import torch
 
-from autograd_doctor.analysis.errors.build import diagnosis, statement_change, user_statement
+from autograd_doctor.analysis.errors.build import diagnosis, user_statement
 from autograd_doctor.analysis.errors.context import ErrorContext, value_of
 from autograd_doctor.analysis.fixes import _call_without_keyword, _plain
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import segment
+from autograd_doctor.diagnosis.source import parse_file, segment, statement_location
 from autograd_doctor.recording.events import storage_key
 
 
@@ -57,11 +57,53 @@ def out_is_an_input(context: ErrorContext, already):
             helps = [Suggestion(f"compute the result without out= and bind it to {destination}, or give the call "
                                 f"a copy of its input ({source}.clone())")]
         else:
-            helps = [statement_change(location, f"bind the result, computed without out=, to {destination}: new "
-                                      "memory, with the values the call means (its whole input read first)",
-                                      f"{destination} = {without_out}")]
+            # The statements right after it that give a call its own input as out= in the same way
+            # (`torch.index_select(b.returns, 0, order, out=b.returns)` after the states) would raise
+            # next: they are rebound in the same change.
+            rebound, last = [f"{destination} = {without_out}"], statement
+            for following in _following_statements(filename, statement):
+                again = _rebinding_of_own_input(filename, frame, following)
+                if again is None:
+                    break
+                rebound.append(again)
+                last = following
+            change = statement_location(filename, statement)
+            change.end_line, change.end_column = last.end_lineno, last.end_col_offset
+            helps = [Suggestion(f"bind the result, computed without out=, to {destination}: new memory, with the "
+                                "values the call means (its whole input read first)"
+                                + (f"; the {len(rebound) - 1} statement(s) after it that do the same are rebound "
+                                   "too" if len(rebound) > 1 else ""),
+                                "\n".join(rebound), change)]
         return diagnosis(codes.OVERLAPPING_INPLACE, location, notes=notes, help=helps)
     return None
+
+
+def _following_statements(filename: str, statement: ast.stmt) -> list[ast.stmt]:
+    """The statements after `statement` in the block that holds it."""
+    tree = parse_file(filename)
+    for node in ast.walk(tree) if tree is not None else ():
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if isinstance(block, list) and any(item is statement for item in block):
+                return block[next(i for i, item in enumerate(block) if item is statement) + 1:]
+    return []
+
+
+def _rebinding_of_own_input(filename: str, frame, statement: ast.stmt) -> str | None:
+    """`dest = call(...)` for a statement that is only a call given, as out=, the very expression
+    of one of its positional arguments (a name or an attribute chain, not a parameter of the
+    function); None for any other statement."""
+    call = statement.value if isinstance(statement, ast.Expr) else None
+    if not isinstance(call, ast.Call):
+        return None
+    out_keyword = next((k for k in call.keywords if k.arg == "out"), None)
+    if out_keyword is None or not _plain(out_keyword.value) or _a_parameter(frame, out_keyword.value):
+        return None
+    destination = segment(filename, out_keyword.value)
+    if destination is None or all(segment(filename, argument) != destination for argument in call.args):
+        return None
+    without_out = _call_without_keyword(filename, call, "out")
+    return f"{destination} = {without_out}" if without_out else None
 
 
 def _tensor_on(frame, node: ast.expr, memory: int) -> bool:
