@@ -15,7 +15,10 @@ that computes the loss, was AD301's "check the function called here": the decora
 not attributes.
 
 AD133: `self.queue.resize_(...)` on a registered buffer that a value with history was stored into got the
-out-of-place resize, which keeps this step's graph in the buffer (the next backward() fails); advice now."""
+out-of-place resize, which keeps this step's graph in the buffer (the next backward() fails); advice now.
+
+AD131: a gradient flattened from the parameter's own (`flat = p.grad.flatten(1)`, rows normalised) assigned back
+with its trailing dimensions merged got advice; the reshape back is the flatten's inverse."""
 
 from __future__ import annotations
 
@@ -254,3 +257,55 @@ def test_a_buffer_holding_history_gets_advice_not_an_out_of_place_resize(tmp_pat
 def test_the_detached_bank_stays_silent(tmp_path):
     outcome = run_as_script(tmp_path, PROTOTYPE_BANK_CORRECT)
     assert outcome.error is None and not outcome.diagnoses
+
+
+# ---- AD131 ---------------------------------------------------------------------------------------
+
+# Gradient centralisation by hand on a per-head projection weight (heads, in, out): the gradient is
+# flattened per head with view(), centred, and assigned back without its shape.
+CENTRALISED_HEAD_GRADIENT = """
+    import torch
+
+    torch.manual_seed(0)
+    weight = torch.nn.Parameter(torch.randn(4, 2, 3))
+    optimizer = torch.optim.SGD([weight], lr=0.1)
+    for _ in range(2):
+        x = torch.randn(5, 2)
+        loss = torch.einsum("bi,hio->bho", x, weight).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        rows = weight.grad.view(weight.size(0), -1)
+        weight.grad = rows - rows.mean(1, keepdim=True)  # ASSIGN
+        optimizer.step()
+"""
+
+CENTRALISED_HEAD_GRADIENT_CORRECT = CENTRALISED_HEAD_GRADIENT.replace(
+    "weight.grad = rows - rows.mean(1, keepdim=True)  # ASSIGN",
+    "weight.grad = (rows - rows.mean(1, keepdim=True)).view_as(weight)")
+
+# The same sizes, a gradient not computed from the weight's own gradient: no reshape is offered.
+UNRELATED_FLAT_GRADIENT = CENTRALISED_HEAD_GRADIENT.replace(
+    "weight.grad = rows - rows.mean(1, keepdim=True)  # ASSIGN", "weight.grad = torch.ones(4, 6)  # ASSIGN")
+
+
+def test_a_gradient_flattened_from_its_own_is_given_its_shape_back(tmp_path):
+    outcome = run_as_script(tmp_path, CENTRALISED_HEAD_GRADIENT)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD131", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("ASSIGN")
+    assert diagnosis.help[0].replacement == "weight.grad = (rows - rows.mean(1, keepdim=True)).reshape_as(weight)"
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, CENTRALISED_HEAD_GRADIENT_CORRECT, "correct.py")
+    assert torch.equal(fixed["weight"], correct["weight"])
+
+
+def test_the_reshaped_centralised_gradient_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, CENTRALISED_HEAD_GRADIENT_CORRECT)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_flat_gradient_of_other_origin_gets_no_reshape(tmp_path):
+    outcome = run_as_script(tmp_path, UNRELATED_FLAT_GRADIENT)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD131", [d.code for d in outcome.diagnoses]
+    assert all(not suggestion.replacement for suggestion in diagnosis.help)
