@@ -18,7 +18,11 @@ AD133: `self.queue.resize_(...)` on a registered buffer that a value with histor
 out-of-place resize, which keeps this step's graph in the buffer (the next backward() fails); advice now.
 
 AD131: a gradient flattened from the parameter's own (`flat = p.grad.flatten(1)`, rows normalised) assigned back
-with its trailing dimensions merged got advice; the reshape back is the flatten's inverse."""
+with its trailing dimensions merged got advice; the reshape back is the flatten's inverse.
+
+AD118: a power whose exponent is a name (`(1 - p_t) ** gamma`, gamma = 0.5) was not taken for a root: the
+clamp of the base is offered now with the exponent the failing PowBackward0 node saved, when it is between
+0 and 1 and the line has that one power."""
 
 from __future__ import annotations
 
@@ -309,3 +313,55 @@ def test_a_flat_gradient_of_other_origin_gets_no_reshape(tmp_path):
     diagnosis = outcome.diagnosis
     assert diagnosis.code == "AD131", [d.code for d in outcome.diagnoses]
     assert all(not suggestion.replacement for suggestion in diagnosis.help)
+
+
+# ---- AD118 ---------------------------------------------------------------------------------------
+
+# An L_p sparsity penalty (p = 0.5, kept on the module) on ReLU codes, counted only where a code is
+# active: at the inactive codes (exactly 0) the gradient reaching pow is 0 and pow's derivative infinite.
+SPARSITY_PENALTY_WITH_POWER_ON_SELF = """
+    import torch
+    from torch import nn
+
+
+    class SparseCoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encode = nn.Linear(4, 6)
+            self.power = 0.5
+
+        def forward(self, x):
+            codes = torch.relu(self.encode(x))
+            active = (codes.detach() > 0).float()
+            return (active * codes.pow(self.power)).sum()  # POWER
+
+
+    torch.manual_seed(0)
+    model = SparseCoder()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    with torch.autograd.detect_anomaly():
+        for _ in range(2):
+            optimizer.zero_grad()
+            model(torch.randn(5, 4)).backward()
+            optimizer.step()
+"""
+
+SPARSITY_PENALTY_CORRECT = SPARSITY_PENALTY_WITH_POWER_ON_SELF.replace(
+    "codes.pow(self.power)).sum()  # POWER", "codes.clamp_min(1e-12).pow(self.power)).sum()")
+
+
+def test_a_power_below_one_given_by_a_name_clamps_its_base(tmp_path):
+    outcome = run_as_script(tmp_path, SPARSITY_PENALTY_WITH_POWER_ON_SELF)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD118", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("POWER")
+    assert diagnosis.help[0].replacement == "return (active * codes.clamp_min(1e-12).pow(self.power)).sum()"
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, SPARSITY_PENALTY_CORRECT, "correct.py")
+    for mine, theirs in zip(fixed["model"].parameters(), correct["model"].parameters()):
+        assert torch.equal(mine, theirs)
+
+
+def test_the_clamped_power_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, SPARSITY_PENALTY_CORRECT)
+    assert outcome.error is None and not outcome.diagnoses
