@@ -16,6 +16,7 @@ class MomentumContrast(nn.Module):
         self.query_encoder = nn.Linear(features, dim)
         self.key_encoder = nn.Linear(features, dim)
         self.key_encoder.load_state_dict(self.query_encoder.state_dict())
+        self.key_encoder.requires_grad_(False)
         self.queue_length = queue_length
         self.momentum = momentum
         self.temperature = temperature
