@@ -206,7 +206,8 @@ def test_an_attribute_stored_by_a_decorated_method_names_the_decorator(tmp_path)
     fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
     correct = run_plain(tmp_path, FEATURES_PREPARED_CORRECT, "correct.py")
     for part in ("encoder", "decoder"):
-        for mine, theirs in zip(getattr(fixed["model"], part).parameters(), getattr(correct["model"], part).parameters()):
+        fixed_part, correct_part = getattr(fixed["model"], part), getattr(correct["model"], part)
+        for mine, theirs in zip(fixed_part.parameters(), correct_part.parameters()):
             assert torch.equal(mine, theirs)
 
 
