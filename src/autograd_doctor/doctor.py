@@ -615,7 +615,7 @@ class Doctor:
 
     def call_failed(self, event: CallFailed) -> None:
         self._attach_to_error(event.error, diagnose.call_error_diagnosis, event.error, event.func, event.args,
-                              event.stack, event.module_class)
+                              event.stack, event.module_class, event.kwargs)
 
     def stale_view_made(self, event: StaleViewMade) -> None:
         """A line made a view again after its base was overwritten; the old view is still alive."""

@@ -386,6 +386,24 @@ NOT_YET = {
     # AD167: the optimizer is built before setup() replaces the head it holds; the two calls must swap,
     # which the diagnosis (at scaler.step()) does not find: advice off the marked line.
     "head_replaced_in_setup_after_configure_optimizers_under_scaler": (False, "advice"),
+    # Set 30 (causes in docs/errors.md, set 30). AD147: the in-place Function on a view returns two tensors;
+    # the change (one output, or a copy written back) spans the Function and its caller.
+    "affine_coupling_inplace_function_on_half_slice_returns_logdet": (True, "advice"),
+    # AD135: the freeze helper froze the whole model; the diagnosis names the empty filter, not the helper.
+    "backward_inputs_empty_after_lib_freeze_helper_froze_whole_model": (False, "advice"),
+    # AD122: a dtype kept for backward belongs on ctx, read in backward: two places.
+    "cast_function_in_lib_saves_input_dtype": (True, "advice"),
+    # AD231: setup_context, a jvp and a vmap rule for the Function: its author's.
+    "input_sensitivity_callback_jacfwd_through_classic_function_in_lib": (True, "advice"),
+    # AD132: which group the shared LayerNorm belongs to is the user's choice (its learning rate differs).
+    "layerwise_lr_decay_groups_over_blocks_sharing_one_norm": (False, "advice"),
+    # AD133: the queue is a buffer that a value with history was stored into; the out-of-place resize was
+    # wrong on the frozen copy (this step's graph kept in the buffer); advice at the resize since.
+    "moco_queue_truncated_with_resize_after_keys_from_encoder_with_grad": (False, "advice"),
+    # AD152: a hook's result must stay sparse; what sparse term is meant is the program's choice.
+    "sparse_embedding_weight_hook_in_lib_adds_dense_l2_gradient": (True, "advice"),
+    # AD235: the .data in the helper is named through the strict jacobian's function, off the marked line.
+    "strict_jacobian_through_lib_normaliser_reading_data": (False, "advice"),
 }
 
 # Variants not yet diagnosed with the catalogue's code (set 17's first run): pinned, so that a change

@@ -38,7 +38,7 @@ from autograd_doctor.analysis import state_cut_placement, step_order
 from autograd_doctor.analysis.crossing_values import crossing_value_help
 from autograd_doctor.analysis.retained_carried_state import carried_state_through_retained_graph
 from autograd_doctor.analysis.two_reads import read_before_and_after, two_reads_advice
-from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent
+from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent, storage_key
 from autograd_doctor.recording.leaf_sites import leaf_creation_site
 from autograd_doctor.recording.frames import Site, in_installed_package
 from autograd_doctor.diagnosis.model import Diagnosis, Location, Suggestion
@@ -1223,12 +1223,22 @@ def _argument_written_for_caller(filename: str, line: int, name: str | None) -> 
     return function.name
 
 
-def overlap_error_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...]) -> Diagnosis | None:
+def overlap_error_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...],
+                            kwargs: dict | None = None) -> Diagnosis | None:
     """AD203 as an error: PyTorch refused an in-place op whose operand overlaps its output."""
     if "refer to a single memory location" not in str(error):
         return None
-    target = args[0] if args and isinstance(args[0], torch.Tensor) else None
-    operands = [a for a in args[1:] if isinstance(a, torch.Tensor)]
+    out = (kwargs or {}).get("out")
+    if isinstance(out, torch.Tensor):
+        # `torch.index_select(x, 0, order, out=x)`: the written tensor is `out`, and every tensor
+        # argument is an operand; the one that shares its memory is the one refused.
+        target = out
+        operands = [a for a in args if isinstance(a, torch.Tensor) and a is not out and storage_key(a) is not None
+                    and storage_key(a) == storage_key(out)] \
+            or [a for a in args if a is out]
+    else:
+        target = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        operands = [a for a in args[1:] if isinstance(a, torch.Tensor)]
     if target is None or not operands:
         return None
     diagnosis = overlap_diagnosis(getattr(func, "__name__", "the in-place op"), target, operands[-1], stack)
@@ -1238,7 +1248,7 @@ def overlap_error_diagnosis(error: BaseException, func, args: tuple, stack: tupl
 
 
 def call_error_diagnosis(error: BaseException, func, args: tuple, stack: tuple[Site, ...],
-                         module_class: str | None = None) -> Diagnosis | None:
+                         module_class: str | None = None, kwargs: dict | None = None) -> Diagnosis | None:
     """A diagnosis for an error raised by an in-place call itself, if we know it."""
     diagnosis = leaf_inplace_diagnosis(error, func, args, stack, module_class)
     if diagnosis is not None:
@@ -1246,7 +1256,7 @@ def call_error_diagnosis(error: BaseException, func, args: tuple, stack: tuple[S
     diagnosis = multi_view_inplace_diagnosis(error, func, args, stack, module_class)
     if diagnosis is not None:
         return diagnosis
-    return overlap_error_diagnosis(error, func, args, stack)
+    return overlap_error_diagnosis(error, func, args, stack, kwargs)
 
 
 def _result_is_bound(statement: ast.stmt) -> bool:

@@ -14,14 +14,14 @@ import re
 from autograd_doctor.analysis.errors import (
     amp, checkpointing, custom_function, ddp, func_support, function_io, grad_api, inference, inplace_activation, numerics, optimizer,
     requires_grad, sparse, tensor_methods, transforms, unrecorded_writes, views, parameter_assignments, hook_returns,
-    library_copies, reshaped_leaves,
+    library_copies, reshaped_leaves, out_overlap,
 )
 from autograd_doctor.analysis.errors.context import ErrorContext
 from autograd_doctor.diagnosis.model import Diagnosis
 
 FAMILIES = (views, inference, requires_grad, custom_function, grad_api, numerics, checkpointing, ddp, optimizer,
             inplace_activation, tensor_methods, transforms, func_support, function_io, amp, sparse, unrecorded_writes,
-            parameter_assignments, hook_returns, library_copies, reshaped_leaves)
+            parameter_assignments, hook_returns, library_copies, reshaped_leaves, out_overlap)
 
 # (compiled pattern, builder) in the order they are tried.
 MATCHERS = [(re.compile(pattern), build) for family in FAMILIES for pattern, build in family.MATCHERS]

@@ -20,6 +20,7 @@ from autograd_doctor.diagnosis.source import (
     call_argument, call_name, location_of, method_receiver, parse_file, replace_node_text, replace_nodes_text,
     source_line, statement_at, statement_location,
 )
+from autograd_doctor.analysis.errors.decorated_attribute_cut import attribute_from_decorated_method
 from autograd_doctor.analysis.errors.numpy_round_trip import describe as describe_round_trip, input_left_torch
 from autograd_doctor.recording.copy_sites import deepcopy_site
 
@@ -957,6 +958,15 @@ def assigned_gradient_shape(context: ErrorContext, already):
                                          f"shape (a flattened gradient): give it {owner}'s shape",
                                          f"{ast.unparse(target)} = {method_receiver(statement.value, value)}"
                                          f".reshape_as({owner})"))
+    elif owner is not None and value is not None and _trailing_dimensions_merged(given, wanted) and \
+            _computed_from_own_flattened_grad(filename, statement, owner, line):
+        # `flat = p.grad.flatten(1)`, each row (a conv filter's gradient) normalised, then assigned
+        # back: the gradient's leading dimensions are p's, its last one p's trailing ones merged, and
+        # it was computed from p's own gradient flattened so. The reshape is the flatten's inverse.
+        helps.insert(0, statement_change(location, f"the gradient is {owner}'s own gradient with its trailing "
+                                         f"dimensions merged (flattened): give it back {owner}'s shape",
+                                         f"{ast.unparse(target)} = {method_receiver(statement.value, value)}"
+                                         f".reshape_as({owner})"))
     elif owner is not None and value is not None and _reversed_matrix_sizes(given, wanted) and \
             _is_matrix_product(statement.value):
         # A product of matrices with the tensor's sizes the other way round: the gradient was computed
@@ -1028,6 +1038,40 @@ def _is_matrix_product(node: ast.AST) -> bool:
         return True
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
         node.func.attr in ("mm", "matmul", "outer", "einsum")
+
+
+def _trailing_dimensions_merged(given: str, wanted: str) -> bool:
+    """Whether the sizes '[6, 27]' are '[6, 3, 3, 3]' with its dimensions after the first k (k >= 1)
+    merged into one, as `flatten(k)` gives them."""
+    import math
+
+    def sizes(text: str):
+        parts = [part.strip() for part in text.strip("[]").split(",") if part.strip()]
+        return [int(part) for part in parts] if all(part.isdigit() for part in parts) else None
+    a, b = sizes(given), sizes(wanted)
+    return a is not None and b is not None and 2 <= len(a) < len(b) and \
+        a[:-1] == b[:len(a) - 1] and a[-1] == math.prod(b[len(a) - 1:])
+
+
+# The calls that merge a tensor's trailing dimensions, as `flat = p.grad.flatten(1)` writes them.
+_FLATTENING_CALLS = ("flatten", "view", "reshape")
+
+
+def _computed_from_own_flattened_grad(filename: str, statement: ast.stmt, owner: str, line: int) -> bool:
+    """Whether the assigned value reads `{owner}.grad.flatten(...)` (or `.view`/`.reshape`), itself
+    or through a name bound to it before the statement."""
+    def flattens_own_grad(node: ast.AST) -> bool:
+        return any(isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                   and call.func.attr in _FLATTENING_CALLS and text_of(filename, call.func.value) == f"{owner}.grad"
+                   for call in ast.walk(node))
+    value = statement.value
+    if flattens_own_grad(value):
+        return True
+    for name in {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}:
+        made = last_assignment(filename, name, line)
+        if isinstance(made, ast.Assign) and flattens_own_grad(made.value):
+            return True
+    return False
 
 
 def _same_count(given: str, wanted: str) -> bool:
@@ -1211,8 +1255,12 @@ def decorator_cut(context: ErrorContext, already):
         hits = (_decorated_forwards([last], entries) if last is not None else []) or _decorated_forwards(modules, entries)
         if not hits:
             hits = _decorated_calls(instances, entries)
+    handed_over = None
     if not hits:
-        return _user_decorator_cut(context, frame, called) or _enclosing_decorator_cut(context, decorated)
+        handed_over = attribute_from_decorated_method(frame, filename, line, list(decorated.values()))
+        if handed_over is None:
+            return _user_decorator_cut(context, frame, called) or _enclosing_decorator_cut(context, decorated)
+        hits = [handed_over[0]]
     entry = hits[0]
     use = context.raise_location(role="backward", note="backward() of a loss computed through it")
     if not source_line(entry.filename, entry.line).lstrip().startswith("@"):
@@ -1227,6 +1275,10 @@ def decorator_cut(context: ErrorContext, already):
     helps = [_decorator_deletion(entry.filename, entry.line, message) or Suggestion(message, location=location)]
     notes = [f"the loss is computed from {entry.function}(), decorated with {spelled}: nothing "
              "computed inside it is recorded"]
+    if handed_over is not None:
+        _entry, _function, attribute, reader = handed_over
+        notes = [f"the loss is computed from self.{attribute}, which {entry.function}(), decorated with {spelled}, "
+                 f"stores and {reader}() reads: nothing computed inside {entry.function}() is recorded"]
     return diagnosis(codes.DECORATOR_CUT, location, [use], notes, helps)
 
 

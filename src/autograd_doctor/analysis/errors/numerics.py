@@ -58,7 +58,7 @@ def nan_in_backward(context: ErrorContext, already):
     location.role = "forward"
     location.note = f"the forward op of {node_name}"
     helps = []
-    fix = _clamp_fix(filename, statement)
+    fix = _clamp_fix(filename, statement, node)
     if fix is not None:
         op, new_statement = fix
         helps.append(statement_change(location, f"keep the input of {op} away from 0: clamp_min({EPS}) gives "
@@ -81,11 +81,13 @@ def nan_in_backward(context: ErrorContext, already):
     return diagnosis(codes.NAN_IN_BACKWARD, location, [use], notes, helps)
 
 
-def _clamp_fix(filename: str, statement: ast.stmt):
-    """(op, new statement) when the line has exactly one sqrt/log call to clamp."""
+def _clamp_fix(filename: str, statement: ast.stmt, node=None):
+    """(op, new statement) when the line has exactly one sqrt/log call to clamp (or one fractional
+    power; `node` is the backward node that computed NaN, whose saved exponent a PowBackward0 gives)."""
     calls = [c for name in SINGULAR_AT_ZERO for c in find_calls(statement, name)]
     if not calls:
-        return _fractional_power_fix(filename, statement)
+        saved = _saved_exponent(node) if node is not None and type(node).__name__ == "PowBackward0" else None
+        return _fractional_power_fix(filename, statement, saved)
     if len(calls) != 1:
         return None
     call = calls[0]
@@ -139,9 +141,13 @@ def _division_fix(filename: str, statement: ast.stmt) -> str | None:
     return replace_node_text(filename, statement, node, text)
 
 
-def _fractional_power_fix(filename: str, statement: ast.stmt):
+def _fractional_power_fix(filename: str, statement: ast.stmt, saved_exponent: float | None = None):
     """(op, new statement) for one power with a constant exponent between 0 and 1 (`d.pow(0.5)`,
-    `torch.pow(d, 0.5)`, `d ** 0.5`): a root by another spelling, singular at 0 like sqrt."""
+    `torch.pow(d, 0.5)`, `d ** 0.5`): a root by another spelling, singular at 0 like sqrt. An
+    exponent given by a name or an expression (`(1 - p) ** gamma`) counts with the exponent that
+    the failing PowBackward0 node saved, `saved_exponent`, when the line has that one power."""
+    powers = [node for node in ast.walk(statement) if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow)
+              or isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "pow"]
     bases = []
     for node in ast.walk(statement):
         exponent = base = None
@@ -156,7 +162,9 @@ def _fractional_power_fix(filename: str, statement: ast.stmt):
             value = ast.literal_eval(exponent) if exponent is not None else None
         except (ValueError, SyntaxError):
             value = _constant_ratio(exponent)
-        if isinstance(value, (int, float)) and 0 < value < 1:
+            if value is None and len(powers) == 1:
+                value = saved_exponent
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1:
             bases.append(base)
     if len(bases) != 1:
         return None
@@ -166,6 +174,15 @@ def _fractional_power_fix(filename: str, statement: ast.stmt):
         text = f"({text})"
     new = replace_node_text(filename, statement, base, f"{text}.clamp_min({EPS})")
     return ("a fractional power (a root)", new) if new is not None else None
+
+
+def _saved_exponent(node) -> float | None:
+    """The scalar exponent a PowBackward0 node saved (its attribute, read without running user code)."""
+    try:
+        exponent = node._saved_exponent
+    except Exception:
+        return None
+    return float(exponent) if isinstance(exponent, (int, float)) and not isinstance(exponent, bool) else None
 
 
 def _is_torch(node: ast.AST) -> bool:

@@ -23,6 +23,7 @@ from autograd_doctor.analysis.errors.context import ErrorContext, value_of
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import replace_node_text, segment, statement_location
+from autograd_doctor.recording.frames import is_internal_file
 
 _EMBEDDINGS = (torch.nn.Embedding, torch.nn.EmbeddingBag)
 
@@ -39,14 +40,30 @@ def sparse_first_operand(context: ErrorContext, already):
         # for a sparse gradient.
         return optimizer_refuses_sparse(context, already, reason=_optimizer_option_reason)
     text = segment(filename, operand)
-    owner = value_of(frame, operand.value)
+    owner = value_of(frame, operand.value) if isinstance(operand, ast.Attribute) else None
     location.role, location.note = "combined", f"{text} is a sparse tensor here"
     notes = [f"{text} is sparse: the gradient of an embedding made with sparse=True holds only the rows the batch "
              "looked up, and PyTorch does not add a dense tensor to a sparse one in this order"]
     module = _embedding_holding(frame, owner)
     if module is not None:
         notes.append(f"{module} is an embedding created with sparse=True")
+    if _run_by_backward(context, frame):
+        # A tensor hook (`weight.register_hook(lambda grad: grad + ...)`) runs inside backward and
+        # its result replaces the gradient: PyTorch refuses a result of another layout ("hook has
+        # changed the type of value"), so a dense gradient there fails too. What a sparse result
+        # should hold (the term on the rows looked up only?) is the program's choice.
+        notes.append("this function runs inside backward (a hook): what it returns replaces the gradient and must "
+                     "keep its sparse layout, so making it dense fails there too")
+        return diagnosis(codes.SPARSE_GRADIENT_COMBINED, location, notes=notes, help=[Suggestion(
+            f"keep {text} sparse and add a sparse term to it (for example the term's rows that {text} holds: "
+            f"term.sparse_mask({text}.coalesce())), or create the embedding with sparse=False")])
     in_place = _in_place_statement(statement, operand)
+    if isinstance(operand, ast.Name) and (in_place is not None or isinstance(statement, ast.AugAssign)):
+        # `g.add_(noise)` where g holds a sparse gradient: to_dense() would make a copy that the
+        # name then holds, and the gradient g came from would not change.
+        return diagnosis(codes.SPARSE_GRADIENT_COMBINED, location, notes=notes, help=[Suggestion(
+            f"make the gradient dense before combining it ({text}.to_dense()) and store the result where the "
+            "gradient is kept, or create the embedding with sparse=False")])
     if in_place is not None:
         # `p.grad.add_(noise)` as a statement: to_dense() returns a new tensor, so the write must be
         # assigned back to the gradient, or it lands in a copy that is thrown away.
@@ -66,6 +83,21 @@ def sparse_first_operand(context: ErrorContext, already):
     return diagnosis(codes.SPARSE_GRADIENT_COMBINED, location, notes=notes, help=[help_])
 
 
+def _run_by_backward(context: ErrorContext, frame) -> bool:
+    """Whether the autograd engine called `frame`'s function (a hook or a Function's backward
+    during backward()): the frame just outside it, past torch's own, runs the engine."""
+    frames = [f for f, _ in context.frames]
+    inside = next((i for i, f in enumerate(frames) if f is frame), None)
+    if inside is None:
+        return False
+    for outer in reversed(frames[:inside]):
+        if outer.f_code.co_name == "_engine_run_backward":
+            return True
+        if not is_internal_file(outer.f_code.co_filename):
+            return False
+    return False
+
+
 def _in_place_statement(statement: ast.stmt, operand: ast.AST) -> ast.Call | None:
     """The call when `statement` is only `operand.method_(...)`, an in-place method whose result is
     not used: its write must land in `operand`."""
@@ -83,10 +115,10 @@ def _arguments_text(filename: str, call: ast.Call) -> str:
     return ", ".join(parts)
 
 
-def _sparse_gradient_operand(frame, statement: ast.stmt, line: int) -> ast.Attribute | None:
-    """The `x.grad` on the raising line that holds a sparse tensor, as the left operand of a
-    binary operation (also `x.grad += ...`), the receiver of a method call or the first argument
-    of a function (`torch.add(x.grad, noise)`)."""
+def _sparse_gradient_operand(frame, statement: ast.stmt, line: int) -> ast.expr | None:
+    """The `x.grad` (or a name, such as a hook's `grad` argument) on the raising line that holds a
+    sparse tensor, as the left operand of a binary operation (also `x.grad += ...`), the receiver
+    of a method call or the first argument of a function (`torch.add(x.grad, noise)`)."""
     for node in ast.walk(statement):
         candidates = []
         if isinstance(node, ast.BinOp):
@@ -96,7 +128,8 @@ def _sparse_gradient_operand(frame, statement: ast.stmt, line: int) -> ast.Attri
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             candidates = [node.func.value] + node.args[:1]
         for candidate in candidates:
-            if isinstance(candidate, ast.Attribute) and candidate.attr == "grad" and candidate.lineno == line:
+            if (isinstance(candidate, ast.Name) or isinstance(candidate, ast.Attribute) and candidate.attr == "grad") \
+                    and candidate.lineno == line:
                 value = value_of(frame, candidate)
                 if isinstance(value, torch.Tensor) and value.is_sparse:
                     return candidate

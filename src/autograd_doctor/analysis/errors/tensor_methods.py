@@ -93,6 +93,18 @@ def resize_with_grad(context: ErrorContext, already):
              "has no gradient for that, so it refuses it on any tensor that requires grad"]
     shape = _requested_shape(frame, call) if call is not None and tensor is not None else None
     related = [_made(filename, name, location.line, f"{name} is made here")] if name else []
+    owner = _module_holding_as_buffer(frame, call) if call is not None and tensor is not None \
+        and tensor.grad_fn is not None else None
+    if owner is not None:
+        # `self.queue.resize_(...)` where queue is a registered buffer that a value with history was
+        # stored into: a buffer is state kept from step to step. Resizing it out of place would keep
+        # this step's graph in it, and the next step's backward() would reach that freed graph; the
+        # change belongs where the value with history is made, which the program does not show.
+        notes.append(f"{name} is a buffer of {owner}: state kept from step to step, which must not carry a graph; "
+                     "it requires grad because a value computed with gradients was stored into it")
+        return diagnosis(codes.RESIZE_WITH_GRAD, location, related, notes, [Suggestion(
+            f"compute what is stored into {name} without gradients (under torch.no_grad(), or with .detach() where "
+            "it is stored); changing the shape out of place would keep this step's graph in the buffer")])
     helps = []
     # `out.resize_(...)` as a statement, or `flat = out.resize_(...)` when nothing reads `out` afterwards
     # (resize_ returns the tensor itself: only `flat` is meant to have the new shape).
@@ -131,6 +143,21 @@ def resize_with_grad(context: ErrorContext, already):
                                 "same, else build a new tensor from this one (flatten()[:n], or torch.cat with "
                                 "new_zeros(...)); for a tensor outside the graph, resize t.detach()"))
     return diagnosis(codes.RESIZE_WITH_GRAD, location, related, notes, helps)
+
+
+def _module_holding_as_buffer(frame, call: ast.Call) -> str | None:
+    """The class name of the module whose registered buffer the call's receiver is (`self.queue`
+    of a module that registered "queue"), read from the module's own dict; None otherwise."""
+    import torch
+
+    receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+    if not isinstance(receiver, ast.Attribute):
+        return None
+    owner = value_of(frame, receiver.value)
+    if not isinstance(owner, torch.nn.Module):
+        return None
+    buffers = owner.__dict__.get("_buffers")
+    return type(owner).__name__ if isinstance(buffers, dict) and receiver.attr in buffers else None
 
 
 def _rows_grown_then_filled(frame, filename: str, statement: ast.stmt, call: ast.Call, name: str | None,

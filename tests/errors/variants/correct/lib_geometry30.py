@@ -1,0 +1,6 @@
+"""Geometry helpers for the arm model."""
+
+
+def unit_direction(vector):
+    """The direction of `vector` (a unit vector along its last dimension)."""
+    return vector / vector.norm(dim=-1, keepdim=True)  # PRIMARY
