@@ -217,11 +217,9 @@ def _state_read_then_stored(frame_locals: dict):
     stores from a computation (`ratio = losses / self.previous` ... `self.previous = losses`): state
     carried from one call into the next. When backward() fails the attribute already holds this
     call's value (its graph is not freed yet), so the carry is found in the class's code, not by the
-    value: (path, attribute, value held, file, the storing statement), or None."""
-    for local_name, value in list(frame_locals.items()):
-        if (local_name.startswith("_") or isinstance(value, (torch.Tensor, type, types.ModuleType))
-                or callable(value) and not isinstance(value, torch.nn.Module) or not hasattr(value, "__dict__")):
-            continue
+    value: (path, attribute, value held, file, the storing statement, the object), or None. A
+    module's submodules count too (`model.w2`, a layer that keeps its last input statistics)."""
+    for local_name, value in _objects_and_submodules(frame_locals):
         try:
             attributes = list(vars(value).items())[:100]
         except TypeError:
@@ -242,8 +240,21 @@ def _state_read_then_stored(frame_locals: dict):
                     read_before = any(_is_self_attribute(node, attribute) and isinstance(node.ctx, ast.Load)
                                       and node.lineno < store.lineno for node in ast.walk(method))
                     if read_before and not detached:
-                        return f"{local_name}.{attribute}", attribute, item, filename, store
+                        return f"{local_name}.{attribute}", attribute, item, filename, store, value
     return None
+
+
+def _objects_and_submodules(frame_locals: dict):
+    """(path, object) for each local bound to a user object (not a tensor, a class, a module of
+    code or a plain function), and for a local nn.Module each of its submodules (`model.w2`)."""
+    for local_name, value in list(frame_locals.items()):
+        if (local_name.startswith("_") or isinstance(value, (torch.Tensor, type, types.ModuleType))
+                or callable(value) and not isinstance(value, torch.nn.Module) or not hasattr(value, "__dict__")):
+            continue
+        yield local_name, value
+        if isinstance(value, torch.nn.Module):
+            for sub_name, module in list(value.named_modules())[1:200]:
+                yield f"{local_name}.{sub_name}", module
 
 
 def _sets_state_of(statement: ast.stmt, name: str) -> bool:
@@ -1011,14 +1022,14 @@ def backward_twice_diagnosis(recorder, error, call, args, kwargs) -> Diagnosis |
             f"the write) or keep the result in a local; a .detach() in the write would run, but each visit would "
             f"then start from the previous visit's result instead of {name}'s own {attribute} (other values)"))
     elif kept_across_calls is not None:
-        path, attribute, held, filename, store = kept_across_calls
+        path, attribute, held, filename, store, owner = kept_across_calls
         tensor = _tensors_in(held)[0]
         carrier = (path, None, held)
         own = f"self.{attribute}"
         primary = statement_location(filename, store, role="carried",
                                      note=f"{own} keeps this call's result, with its graph, for the next call")
         related.append(backward_loc)
-        notes.append(f"{type(frame_locals[path.split('.')[0]]).__name__} reads {own} before storing the new value: "
+        notes.append(f"{type(owner).__name__} reads {own} before storing the new value: "
                      f"the next call computes from the previous call's result and goes through its graph, which the "
                      f"backward() {'on line ' + str(previous.site.lineno) + ' ' if previous and previous.site else ''}"
                      "freed")

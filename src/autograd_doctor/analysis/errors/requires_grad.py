@@ -609,6 +609,16 @@ def numpy_of_grad_tensor(context: ErrorContext, already):
         helps.append(statement_change(location, f"reduce the list with torch, not NumPy: {torch_text} is the same "
                                       f"number and keeps the graph that {statement.targets[0].id} is later "
                                       "differentiated through", new_statement))
+    elif len(lists) == 1 and _rebound_each_iteration(filename, statement, lists[0]):
+        # `np.asarray(ys) for xs, ys in zip(self.X, self.Y)`: only this iteration's list was read;
+        # the others may hold numbers (a plotted curve of zeros), which have no .detach(). Detach
+        # the tensors among the elements and give NumPy the others as they are.
+        text = text_of(filename, lists[0])
+        new_statement = replace_node_text(
+            filename, statement, lists[0], f"[t.detach() if isinstance(t, torch.Tensor) else t for t in {text}]")
+        helps.append(statement_change(location, f"give NumPy the detached tensors of {text}: {text} is bound anew on "
+                                      "each iteration and only this one was read, so its other values may hold "
+                                      "numbers, which are given as they are", new_statement))
     elif len(lists) == 1:
         # np.mean(history) of a list of losses: NumPy converts each element; give it the detached
         # elements (the same values) and leave the list, which other code may use, as it is.
@@ -711,6 +721,28 @@ def _numpy_reduction_differentiated(filename: str, statement: ast.stmt, listed: 
         return None
     method = {"amax": "max", "amin": "min"}.get(call.func.attr, call.func.attr)
     return call, f"torch.stack({text_of(filename, listed)}).{method}()"
+
+
+def _rebound_each_iteration(filename: str, statement: ast.stmt, argument: ast.expr) -> bool:
+    """Whether the name given to NumPy is a loop variable: a target of a comprehension of the
+    statement (`for xs, ys in zip(self.X, self.Y)`) or of a `for` loop around it. Its live value
+    is this iteration's only; the other iterations' values were never read."""
+    if not isinstance(argument, ast.Name):
+        return False
+
+    def binds(target: ast.expr) -> bool:
+        return any(isinstance(node, ast.Name) and node.id == argument.id for node in ast.walk(target))
+
+    for node in ast.walk(statement):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) \
+                and any(binds(generator.target) for generator in node.generators):
+            return True
+    tree = parse_file(filename)
+    if tree is None:
+        return False
+    return any(isinstance(node, (ast.For, ast.AsyncFor)) and binds(node.target) and node.body
+               and node.body[0].lineno <= statement.lineno <= (node.end_lineno or node.lineno)
+               for node in ast.walk(tree))
 
 
 def _lists_given_to_numpy(context: ErrorContext, statement) -> list:
