@@ -43,7 +43,7 @@ class SegmentationTrainer:
             loss = self.criterion(logits, masks)
             loss.backward()
             self.optimizer.step()
-            epoch_iou += iou_score(torch.sigmoid(logits), masks)  # missed: ADL023 (a same-file helper's result on the model's output, not the backpropagated loss)
+            epoch_iou += iou_score(torch.sigmoid(logits), masks)  # expect: ADL023
         return epoch_iou / len(self.loader)
 
     def fit(self, epochs):
