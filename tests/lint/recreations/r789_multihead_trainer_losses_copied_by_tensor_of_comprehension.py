@@ -30,7 +30,7 @@ class MultiHeadTrainer:
     def step(self, x, targets):
         self.optimizer.zero_grad()
         features = self.model(x)
-        task_losses = torch.tensor([self.criterion(head(features), targets[:, i:i + 1])  # missed: ADL009 (the elements come from a list comprehension)
+        task_losses = torch.tensor([self.criterion(head(features), targets[:, i:i + 1])  # expect: ADL009
                                     for i, head in enumerate(self.model.heads)], requires_grad=True)
         loss = task_losses.mean()
         loss.backward()
