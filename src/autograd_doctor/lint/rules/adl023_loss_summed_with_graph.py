@@ -67,7 +67,12 @@ isinstance(values, list)`): the value handed is the loss, or a value of the
 method with a graph of its own by the interpreter of returned graphs
 (`coarse_loss` of `self.completion(data)`, beside `_loss.backward()`); silent
 when the method or the loop calls a method of the meter's class that binds the
-attribute again (`reset()`).  A loss moved or cast
+attribute again (`reset()`).  Also finds a sum, into a name bound to a number
+before the loop and summed only there, of a value that is not the loss but
+carries a graph of its own by the interpreter of returned graphs: a metric of the
+model's output computed by a function of the file (`dice += dice_coeff(
+torch.sigmoid(output), target)`), on every iteration of a loop that
+backpropagates.  A loss moved or cast
 before the sum (`loss.cpu()`, `loss.to(device)`, `loss.float()`) is the loss
 with its graph.  Also finds, each as its own finding, the
 sum of a part of that loss: a name that the loss's expression is built from
