@@ -1145,14 +1145,14 @@ def _check_graph_total(checker, total, base, value, stmt, path, backwards, bindi
     if total != base or function is None or isinstance(stmt, ast.Call) and not (
             isinstance(stmt.func, ast.Attribute) and stmt.func.attr == "add_"):
         return  # a plain name summed in the function's own body (appends are read as losses only)
-    before = [n for name, line, n, p in bindings if name == base and not any(
-        isinstance(outer, _LOOPS) and (outer, "body") in p for outer, _ in path)]
+    found = next((b for b in backwards if _kept_across(checker, total, base, base, stmt, path, b, bindings)), None)
+    if found is None:
+        return
+    loop = _shared_loop(path, found[2])
+    before = [n for name, line, n, p in bindings if name == base and (loop, "body") not in p]
     if not before or not all(isinstance(n, ast.Assign) and _number(n.value) for n in before):
         return  # the total starts as a number: any graph it holds comes from the sums
-    if not _graph_names(checker, checker.scope).get(base):
-        return
-    found = next((b for b in backwards if _kept_across(checker, total, base, base, stmt, path, b, bindings)), None)
-    if found is not None:
+    if _graph_names(checker, checker.scope).get(base):
         _report(checker, total, None, value, stmt, found[1], computed=True)
 
 
