@@ -41,7 +41,7 @@ def train(model, batches, epochs=1):
             optimizer.zero_grad()
             _, loss, term = model(xs)
             loss_total += loss.item()
-            term_total += term  # missed: ADL023
+            term_total += term  # expect: ADL023
             loss.backward()
             optimizer.step()
     return term_total

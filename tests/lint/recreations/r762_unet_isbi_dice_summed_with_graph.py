@@ -81,7 +81,7 @@ def train(args, model, device, train_loader, optimizer, epoch):
         output = model(data)
         loss = criterion(output, target)  # This loss is per image
         sig_output = sig(output)
-        dice += dice_coeff(sig_output, target)  # missed: ADL023 (the sum is a helper's result on the model's output, not the backpropagated loss)
+        dice += dice_coeff(sig_output, target)  # expect: ADL023
         loss.backward()
         optimizer.step()
 

@@ -56,7 +56,7 @@ def train(dataloader, model, loss_fn, optimizer):
         predicted_rewards = [model(stub[2].to(device))[0][0] for stub in embed_stubs]
         rewards = [stub[1] for stub in embed_stubs]
         reward_tuple = [a for a in zip(predicted_rewards, rewards)]
-        loss = torch.tensor([loss_fn(r0, r1, y0, y1) for (r0, y0), (r1, y1) in itertools.combinations(reward_tuple, 2)], requires_grad=True)  # missed: ADL009 (the elements come from a list comprehension over the scores of the model, not a list of tensor names)
+        loss = torch.tensor([loss_fn(r0, r1, y0, y1) for (r0, y0), (r1, y1) in itertools.combinations(reward_tuple, 2)], requires_grad=True)  # expect: ADL009
         loss = torch.mean(loss)
         optimizer.zero_grad()
         loss.backward()

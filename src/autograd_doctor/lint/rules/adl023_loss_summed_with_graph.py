@@ -67,7 +67,12 @@ isinstance(values, list)`): the value handed is the loss, or a value of the
 method with a graph of its own by the interpreter of returned graphs
 (`coarse_loss` of `self.completion(data)`, beside `_loss.backward()`); silent
 when the method or the loop calls a method of the meter's class that binds the
-attribute again (`reset()`).  A loss moved or cast
+attribute again (`reset()`).  Also finds a sum, into a name bound to a number
+before the loop and summed only there, of a value that is not the loss but
+carries a graph of its own by the interpreter of returned graphs: a metric of the
+model's output computed by a function of the file (`dice += dice_coeff(
+torch.sigmoid(output), target)`), on every iteration of a loop that
+backpropagates.  A loss moved or cast
 before the sum (`loss.cpu()`, `loss.to(device)`, `loss.float()`) is the loss
 with its graph.  Also finds, each as its own finding, the
 sum of a part of that loss: a name that the loss's expression is built from
@@ -1121,6 +1126,41 @@ def _check_sums(checker, sums, backwards, bindings, summed_back, detached_in_pla
             if aliased is not None and _kept_across(checker, total, base, summed, stmt, path, aliased[0], bindings):
                 _report(checker, total, summed, value, stmt, aliased[0][1], alias=(aliased[0][0], aliased[1]))
                 break
+        else:
+            if not _sum_operands(value) & {b[0] for b in backwards}:  # the loss itself: read above
+                _check_graph_total(checker, total, base, value, stmt, path, backwards, bindings)
+
+
+def _check_graph_total(checker, total, base, value, stmt, path, backwards, bindings) -> None:
+    """A sum, into a name, of a value that is not the backpropagated loss nor a part of
+    it but carries a graph of its own: a metric of the model's output computed by a
+    function of the file (`dice += dice_coeff(torch.sigmoid(output), target)`, r762),
+    on every iteration of a loop that backpropagates.  The evidence is the
+    interpreter of returned graphs (``_graph_names``: the model's output, followed
+    through the file's own functions; `.item()`, `.detach()`, `float()` and
+    `torch.no_grad()` carry none): the total, a number before the loop, holds a
+    graph at the end of the function, and nothing but its sums binds it in the loop
+    (``_kept_across``)."""
+    function = checker.scope.function
+    if total != base or function is None or isinstance(stmt, ast.Call) and not (
+            isinstance(stmt.func, ast.Attribute) and stmt.func.attr == "add_"):
+        return  # a plain name summed in the function's own body (appends are read as losses only)
+    found = next((b for b in backwards if _kept_across(checker, total, base, base, stmt, path, b, bindings)), None)
+    if found is None:
+        return
+    loop = _shared_loop(path, found[2])
+    before = [n for name, line, n, p in bindings if name == base and (loop, "body") not in p]
+    if not before or not all(isinstance(n, ast.Assign) and _number(n.value) for n in before):
+        return  # the total starts as a number: any graph it holds comes from the sums
+    if _graph_names(checker, checker.scope).get(base):
+        _report(checker, total, None, value, stmt, found[1], computed=True)
+
+
+def _number(node) -> bool:
+    """`0`, `0.0`, `-1.0`."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 
 def _entry_sum(node, path):
@@ -1582,10 +1622,24 @@ def _grad_off(checker, path) -> bool:
 
 
 def _report(checker, total, loss, value, stmt, backward, part_of=None, through=None, alias=None,
-            collected=None, given=None) -> None:
+            collected=None, given=None, computed=False) -> None:
     """``part_of``: (the backpropagated loss, its binding) when ``loss`` is a part of it;
     ``through``: (method, (parameter, attribute, line)) when ``stmt`` hands the loss to a
-    method that adds it into an attribute of its object."""
+    method that adds it into an attribute of its object; ``computed``: ``value`` is not
+    the loss but carries a graph of its own (``_check_graph_total``)."""
+    if computed:
+        text = checker.text(value)
+        operand = text if isinstance(value, (ast.Name, ast.Call, ast.Attribute, ast.Subscript)) else f"({text})"
+        checker.report(
+            "ADL023", stmt,
+            f"`{total}` sums `{text}`, a tensor with a graph of the model's forward (followed through the "
+            f"file's own functions), on every iteration of this loop, which `{checker.text(backward)}` on line "
+            f"{backward.lineno} trains: the sum keeps the graph of every iteration alive, so memory grows with "
+            f"the iteration count; sum `{operand}.item()` (or `.detach()` it)",
+            Fix(f"sum `{operand}.detach()`", (checker.edit(value, f"{operand}.detach()"),), safe=False),
+            related=[(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                      "a backward here: gradients are on and the forward builds a graph")])
+        return
     edits = tuple(checker.edit(node, f"{loss}.detach()") for node in _displayed_operand_nodes(value, loss))
     if through is not None:
         method, (parameter, attribute, line, *other_file) = through
