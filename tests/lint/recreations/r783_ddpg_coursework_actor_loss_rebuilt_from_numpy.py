@@ -27,12 +27,12 @@ class ActorNetwork(nn.Module):
         return (self.NN(State)).detach().numpy()
 
     def Update(self, values):
-        values = values.detach().numpy()
+        values = values.detach().numpy()  # expect: ADL034
         self.optimizer.zero_grad()
         E = 0
         for i in range(len(values)):
             E += (i + 1) * values[i]
-        loss = torch.tensor(E, requires_grad=True)  # missed: ADL034, the rebuilt leaf is negated (loss = -loss) before backward
+        loss = torch.tensor(E, requires_grad=True)
         loss = -loss
         loss.backward()
         self.optimizer.step()
