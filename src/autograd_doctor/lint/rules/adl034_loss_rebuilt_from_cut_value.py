@@ -96,6 +96,8 @@ def _cut_node(checker, node):
         return _cut_of_operands(checker, [node.left, node.right])
     if isinstance(node, ast.UnaryOp):
         return _cut_node(checker, node.operand)
+    if isinstance(node, ast.Subscript):  # an element of cut values (`values[i]` of a NumPy array)
+        return _cut_node(checker, node.value)
     return None
 
 
@@ -126,6 +128,49 @@ def _accumulates_graph(checker, name: str) -> bool:
         return False
     return any(isinstance(node, ast.AugAssign) and isinstance(node.op, _ACCUMULATING) and not grad_off
                and checker.is_graph(node.value) for _, node, grad_off in entries[start + 1:])
+
+
+def _accumulated_cut(checker, name: str):
+    """The cut node when ``name`` was last bound to a number (`E = 0`) and every
+    augmented assignment since then (`E += (i + 1) * values[i]`) added a value cut
+    from the graph (`.item()`, NumPy of `.detach()`): the total is a plain number
+    made of cut values.  None when any addition carries the graph or is unknown."""
+    entries = checker.scope.bind_values.get(name, ())
+    start = max((i for i, entry in enumerate(entries) if not isinstance(entry[1], ast.AugAssign)), default=None)
+    if start is None or not checker.is_number(entries[start][1]):
+        return None
+    first_cut = None
+    for _, node, _ in entries[start + 1:]:
+        if not (isinstance(node, ast.AugAssign) and isinstance(node.op, _ACCUMULATING)):
+            return None
+        if checker.is_graph(node.value):
+            return None
+        cut = _cut_node(checker, node.value)
+        if cut is None:
+            return None
+        first_cut = first_cut or cut
+    return first_cut
+
+
+def _rescaled_from(checker, name: str, value):
+    """``value`` is arithmetic of ``name`` itself with Python numbers only
+    (`loss = -loss / len(rewards)`): rebinding ``name`` to it keeps the same leaf
+    copy, with no new path to a parameter."""
+    names = [n for n in ast.walk(value) if isinstance(n, ast.Name) and n.id == name]
+    if len(names) != 1:
+        return False
+
+    def numbers_around(node) -> bool:
+        if isinstance(node, ast.Name) and node.id == name:
+            return True
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _ACCUMULATING):
+            return all(numbers_around(side) if any(n is names[0] for n in ast.walk(side))
+                       else checker.is_number(side) for side in (node.left, node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return numbers_around(node.operand)
+        return False
+
+    return numbers_around(value)
 
 
 def _carries_graph(checker, node) -> bool:
@@ -212,6 +257,8 @@ def on_name_assign(checker, name, value) -> None:
         cut = _cut_node(checker, call.args[0]) if _mentions_cut(checker, value, cuts) else None
         if cut is None and _carries_graph(checker, call.args[0]):
             cut = call  # the constructor itself copies the graph's values into a new leaf
+        if cut is None and isinstance(call.args[0], ast.Name):
+            cut = _accumulated_cut(checker, call.args[0].id)
         if cut is not None:
             scope.note("ADL034", (name, value, call, cut, requires))
         cuts.pop(name, None)
@@ -252,6 +299,9 @@ def check_scope(checker, scope) -> None:
             if not (isinstance(base, ast.Name) and base.id == name):
                 continue
             entry = scope.binding(name, seq)
+            # `loss = -loss / n` in between rebinds the same copy, scaled by numbers
+            while entry is not None and entry[1] is not value and _rescaled_from(checker, name, entry[1]):
+                entry = scope.binding(name, entry[0])
             if entry is None or entry[1] is not value:
                 continue
             step = next((s for s in scope.steps if s[0] > seq and not scope.exclusive(seq, s[0])), None)
