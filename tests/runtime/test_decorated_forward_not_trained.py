@@ -169,6 +169,58 @@ for step in range(3):
 }
 
 
+# A MoCo-style momentum encoder left requiring grad (set 30's catalogue variant, before its correct
+# version froze it): called under no_grad in the parent's forward, held by the optimizer through
+# model.parameters(), never given a gradient, and updated on purpose through `.data` from the query
+# encoder. AD240 said "they never train" here (stop 49); parameters that change between the first two
+# steps without a gradient are updated by the program, so nothing is reported.
+MOMENTUM_ENCODER = """
+import torch
+from torch import nn
+
+
+class MomentumContrast(nn.Module):
+    def __init__(self, momentum=0.9):
+        super().__init__()
+        self.query_encoder = nn.Linear(6, 4)
+        self.key_encoder = nn.Linear(6, 4)
+        self.key_encoder.load_state_dict(self.query_encoder.state_dict())
+        self.momentum = momentum
+
+    def forward(self, view_a, view_b):
+        queries = nn.functional.normalize(self.query_encoder(view_a), dim=1)
+        for q_param, k_param in zip(self.query_encoder.parameters(), self.key_encoder.parameters()):
+            k_param.data.mul_(self.momentum).add_(q_param.data, alpha=1 - self.momentum)
+        with torch.no_grad():
+            keys = nn.functional.normalize(self.key_encoder(view_b), dim=1)  # BLOCK
+        logits = queries @ keys.t() / 0.2
+        return nn.functional.cross_entropy(logits, torch.arange(len(logits)))
+
+
+torch.manual_seed(0)
+model = MomentumContrast()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    batch = torch.randn(3, 6)
+    optimizer.zero_grad()
+    loss = model(batch + 0.1 * torch.randn(3, 6), batch + 0.1 * torch.randn(3, 6))
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_a_momentum_encoder_updated_through_data_is_not_said_to_never_train(tmp_path):
+    outcome = run_program(tmp_path, MOMENTUM_ENCODER)
+    assert outcome.error is None
+    assert not [d for d in outcome.diagnoses if d.code == "AD240"]
+    # Without the momentum update the same module is never updated, and AD240 names its call.
+    frozen_in_place = MOMENTUM_ENCODER.replace(
+        "            k_param.data.mul_(self.momentum).add_(q_param.data, alpha=1 - self.momentum)\n", "            pass\n")
+    outcome = run_program(tmp_path, frozen_in_place)
+    (diagnosis,) = [d for d in outcome.diagnoses if d.code == "AD240"]
+    assert diagnosis.primary.line == outcome.line("BLOCK")
+
+
 def test_the_frozen_twins_change_the_source():
     assert all(SILENT[name] not in CASES.values() for name in SILENT)
 

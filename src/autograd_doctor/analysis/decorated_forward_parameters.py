@@ -16,7 +16,11 @@ the decorator's entries: file, line and function name):
 - the module's parameters that require grad are held by this optimizer, and none of them has a
   gradient at either step, while other parameters of the optimizer have one (it trains).
 A module also trained through another method (its parameters get a gradient) and a frozen one
-(`requires_grad = False`, or left out of the optimizer) are not reported.
+(`requires_grad = False`, or left out of the optimizer) are not reported, nor one whose parameters
+changed between the two steps although no gradient reached them: something other than the
+optimizer updates them (a MoCo or BYOL momentum encoder written through `.data`, an EMA copy), so
+the program means them to be updated that way. A few values of each parameter are read at the
+first step and compared at the second (only for modules that are already candidates).
 
 The decorator line is named; the help deletes it (only in the user's files).
 """
@@ -38,6 +42,9 @@ from autograd_doctor.recording.gradient_states import grad_of
 STEPS_LOOKED_AT = 2
 # Modules bound around step() looked at (each with its submodules).
 MAX_MODULES = 64
+# Values read per parameter, and parameters per module, to see an update made without a gradient.
+VALUES_SAMPLED = 8
+MAX_SAMPLED_PARAMETERS = 32
 
 
 class DecoratedForwardParameters:
@@ -73,18 +80,32 @@ class DecoratedForwardParameters:
                 continue
             found.append((module, entry, len(in_optimizer)))
         if seen == 0:
-            self._pending[optimizer] = {id(module) for module, _, _ in found}
+            self._pending[optimizer] = {id(module): _values_sample(module) for module, _, _ in found}
             return None
-        confirmed = self._pending.get(optimizer, set())
+        confirmed = self._pending.get(optimizer, {})
         for module, entry, count in found:
             key = (entry.filename, entry.line)
             if id(module) not in confirmed or key in self._reported:
                 continue
+            if _values_sample(module) != confirmed[id(module)]:
+                continue  # updated between the steps without a gradient: by the program, on purpose
             self._reported.add(key)
             if isinstance(entry, _BlockCall):
                 return _block_diagnosis(module, entry, count, stack[0] if stack else None, type(optimizer).__name__)
             return _diagnosis(module, entry, count, stack[0] if stack else None, type(optimizer).__name__)
         return None
+
+
+def _values_sample(module) -> tuple:
+    """The first values of each of the module's parameters that require grad, as numbers (no
+    tensor is kept): enough to see a momentum or EMA update, which changes every value."""
+    sample = []
+    for p in list(p for p in module.parameters() if p.requires_grad)[:MAX_SAMPLED_PARAMETERS]:
+        try:
+            sample.append(tuple(p.detach().reshape(-1)[:VALUES_SAMPLED].tolist()))
+        except Exception:  # a tensor without values (meta, fake): nothing to compare
+            sample.append(None)
+    return tuple(sample)
 
 
 @dataclass

@@ -4477,7 +4477,9 @@ module's `.grad` stays None and step() skips its parameters. autograd-doctor rem
 grad-off decorators the program ran; at an optimizer's first two steps, a module bound around
 step() (or inside one) whose class's `forward` is such a decorated function, whose parameters that
 require grad are all in the optimizer and got no gradient at either step while other parameters
-did, is reported at the decorator line.
+did, is reported at the decorator line. A module whose parameters changed between those two
+steps without a gradient (a MoCo or BYOL momentum encoder written through `.data`, an EMA copy)
+is updated by the program on purpose, and is not reported.
 
 **Minimal example.**
 
