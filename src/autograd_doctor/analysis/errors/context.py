@@ -171,6 +171,22 @@ def last_assignment(filename: str, name: str, before_line: int) -> ast.stmt | No
     return best
 
 
+
+def statements_feeding(filename: str, statement: ast.stmt | None, depth: int):
+    """`statement`, then the last assignments before it of the names it reads, then those of the
+    names they read, and so on, `depth` levels in all; each name is followed once."""
+    pending, seen = ([statement] if statement is not None else []), set()
+    for _ in range(depth):
+        next_pending = []
+        for node in pending:
+            yield node
+            for used in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen:
+                seen.add(used)
+                assignment = last_assignment(filename, used, node.lineno)
+                if assignment is not None:
+                    next_pending.append(assignment)
+        pending = next_pending
+
 def carrying_assignment(filename: str, name: str, line: int) -> ast.stmt | None:
     """In a loop around `line`: the last statement of the loop body, at `line` or after it, that
     binds `name`. Its value is what the next iteration sees as `name` (a carried tensor)."""

@@ -23,7 +23,7 @@ import inspect
 
 import torch
 
-from autograd_doctor.analysis.errors.context import last_assignment, value_of
+from autograd_doctor.analysis.errors.context import statements_feeding, value_of
 from autograd_doctor.diagnosis.source import parse_file, statement_at
 
 
@@ -50,25 +50,16 @@ def attribute_from_decorated_method(frame, filename: str, line: int, entries) ->
 def _methods_called_upstream(frame, filename: str, line: int, depth: int = 3) -> list:
     """(object, method name) for each `obj.method(...)` in the statement at `line` and in the
     assignments that feed it, where `obj` is a plain object the frame holds (not a class)."""
-    statement = statement_at(filename, line)
-    found, pending, seen = [], [statement] if statement is not None else [], set()
-    for _ in range(depth):
-        next_pending = []
-        for node in pending:
-            for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
-                if not isinstance(call.func, ast.Attribute):
-                    continue
-                instance = value_of(frame, call.func.value)
-                if instance is None or isinstance(instance, type) or \
-                        any(i is instance and m == call.func.attr for i, m in found):
-                    continue
-                found.append((instance, call.func.attr))
-            for used in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen:
-                seen.add(used)
-                assignment = last_assignment(filename, used, node.lineno)
-                if assignment is not None:
-                    next_pending.append(assignment)
-        pending = next_pending
+    found = []
+    for node in statements_feeding(filename, statement_at(filename, line), depth):
+        for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+            if not isinstance(call.func, ast.Attribute):
+                continue
+            instance = value_of(frame, call.func.value)
+            if instance is None or isinstance(instance, type) or \
+                    any(i is instance and m == call.func.attr for i, m in found):
+                continue
+            found.append((instance, call.func.attr))
     return found
 
 

@@ -1615,41 +1615,32 @@ def _functions_called_upstream(filename: str, line: int, frame=None, depth: int 
     modules called there are added to `modules` when it is given."""
     import torch
 
-    from autograd_doctor.analysis.errors.context import value_of
+    from autograd_doctor.analysis.errors.context import statements_feeding, value_of
     from autograd_doctor.diagnosis.source import statement_at
 
-    statement = statement_at(filename, line)
-    called, pending, seen = [], [statement] if statement is not None else [], set()
-    for _ in range(depth):
-        next_pending = []
-        for node in pending:
-            for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
-                name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
-                if name and name not in called:
-                    called.append(name)
-                wrapped = _partial_function_name(frame, call.func)
-                if wrapped and wrapped not in called:
-                    called.append(wrapped)
-                # The module called (`model(x)`, `self.model(x)`) or whose method is called (`model.loss(x)`).
-                receivers = [call.func] + ([call.func.value] if isinstance(call.func, ast.Attribute) else [])
-                for method in (m for module in receivers for m in _methods_called_on_self(frame, module)):
-                    if method not in called:
-                        called.append(method)
-                value = value_of(frame, call.func) if frame is not None and isinstance(
-                    call.func, (ast.Name, ast.Attribute)) else None
-                if modules is not None and isinstance(value, torch.nn.Module) and value not in modules:
-                    modules.append(value)
-                elif instances is not None and value is not None and not isinstance(value, torch.nn.Module) \
-                        and not isinstance(value, type) and not callable(getattr(value, "__code__", None)) \
-                        and "__call__" in type(value).__dict__ and all(v is not value for v in instances):
-                    # An object of a class with its own __call__ (a diffusion pipeline) called here.
-                    instances.append(value)
-            for used in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - seen:
-                seen.add(used)
-                assignment = last_assignment(filename, used, node.lineno)
-                if assignment is not None:
-                    next_pending.append(assignment)
-        pending = next_pending
+    called = []
+    for node in statements_feeding(filename, statement_at(filename, line), depth):
+        for call in (n for n in ast.walk(node) if isinstance(n, ast.Call)):
+            name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+            if name and name not in called:
+                called.append(name)
+            wrapped = _partial_function_name(frame, call.func)
+            if wrapped and wrapped not in called:
+                called.append(wrapped)
+            # The module called (`model(x)`, `self.model(x)`) or whose method is called (`model.loss(x)`).
+            receivers = [call.func] + ([call.func.value] if isinstance(call.func, ast.Attribute) else [])
+            for method in (m for module in receivers for m in _methods_called_on_self(frame, module)):
+                if method not in called:
+                    called.append(method)
+            value = value_of(frame, call.func) if frame is not None and isinstance(
+                call.func, (ast.Name, ast.Attribute)) else None
+            if modules is not None and isinstance(value, torch.nn.Module) and value not in modules:
+                modules.append(value)
+            elif instances is not None and value is not None and not isinstance(value, torch.nn.Module) \
+                    and not isinstance(value, type) and not callable(getattr(value, "__code__", None)) \
+                    and "__call__" in type(value).__dict__ and all(v is not value for v in instances):
+                # An object of a class with its own __call__ (a diffusion pipeline) called here.
+                instances.append(value)
     return called
 
 
