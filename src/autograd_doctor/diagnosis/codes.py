@@ -159,6 +159,13 @@ no run-time fact decides, so the report offers both changes it can write, unveri
   before the generator loss, the order of the PyTorch DCGAN example).
 
 Or `detach()` where the other network should not receive gradients.
+
+In a loop whose `backward(retain_graph=True)` keeps each iteration's graph, a state carried into
+the next iteration (an RNN's hidden state `h = rnn(x, h)`, or an attribute such as `self.mean`
+that a method refreshes from this iteration's features) makes the next backward() go on into the
+older graph, at weights `step()` has changed since. The report names that backward() and where
+the state is stored; the help detaches the state right after backward() and drops
+`retain_graph=True` (truncated backpropagation, the other reading of the program: unverified).
 """,
     heading="optimizer.step() modified a parameter that a graph still needed",
     example_setup=(
@@ -4131,7 +4138,10 @@ attribute 'data'", or "unsupported operand type(s) for *: 'float' and 'NoneType'
 
 **The fix.** Skip the parameters that have no gradient, as PyTorch's own optimizers do:
 `if p.grad is None: continue` at the top of the loop. If the parameter should train, set
-`requires_grad = True` on it (and give it to the optimizer), or use it in the loss.
+`requires_grad = True` on it (and give it to the optimizer), or use it in the loss. Where the
+tensor is an input whose gradient you want (a saliency map, an adversarial example), make it
+require grad before the forward pass: `x.requires_grad_()` right after it is made (the help adds
+it there when the forward pass reads it before the backward()).
 """,
     example_setup=(
         "model = nn.Sequential(nn.Linear(3, 2), nn.Linear(2, 1))\n"
