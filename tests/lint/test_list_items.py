@@ -318,3 +318,55 @@ def test_write_into_what_an_element_computed_is_still_reported():
     model = _namespace(ELEMENT)["Model"]()
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         sum(o.sum() for o in model.detect(_feature_maps(3))).backward()
+
+
+# YOLOv7's heads (jedi008/TestPyTorch, `easyYoLoV7/models/heads.py`, read in stop 49: the frozen
+# rules reported its `x[i] = self.m[i](x[i])` lines) put the list into a name in each branch and
+# return that name: `out = x` in training, `out = (torch.cat(z, 1), x)` otherwise, then `return
+# out`. A name only ever returned as is hands `x` on untouched, as `return x` does.
+HOLDER_HEAD = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Detect(nn.Module):
+        def __init__(self, ch=(4, 6)):
+            super().__init__()
+            self.nl = len(ch)
+            self.m = nn.ModuleList(nn.Conv2d(c, 7, 1) for c in ch)
+
+        def forward(self, x):
+            z = []
+            for i in range(self.nl):
+                x[i] = self.m[i](x[i])  # ELEMENT
+                if not self.training:
+                    z.append(x[i].flatten(1))
+            if self.training:
+                out = x
+            else:
+                out = (torch.cat(z, 1), x)
+            return out
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.detect = Detect()
+""")
+# The same head whose holder is used as a tensor (`out.sum(0)`): `x` may be a tensor there, and the
+# element write is a write into what the convolution saved.
+HOLDER_USED_AS_TENSOR = HOLDER_HEAD.replace("        return out\n", "        return out.sum(0)\n")
+
+
+def test_a_list_handed_on_through_a_returned_name_is_silent_and_runs():
+    assert _findings(HOLDER_HEAD) == []
+    module = _namespace(HOLDER_HEAD)["Model"]().detect
+    maps = _feature_maps(2)
+    outs = module(list(maps))
+    expected = [conv(m) for conv, m in zip(module.m, maps)]
+    assert all(torch.equal(out, want) for out, want in zip(outs, expected))
+    sum(o.square().sum() for o in outs).backward()  # the element replacement writes no tensor
+
+
+def test_a_holder_used_as_a_tensor_keeps_the_write_reported():
+    assert (_line_of(HOLDER_USED_AS_TENSOR, "# ELEMENT"), "ADL001") in _findings(HOLDER_USED_AS_TENSOR)

@@ -12,7 +12,8 @@ it) treats it as a sequence, so an element assignment replaces an element.
 A detection head's `for i in range(self.nl): x[i] = self.m[i](x[i])` (YOLOP,
 yolov5-face: `x` is the list of feature maps) indexes it with a loop counter
 instead (a `for` target over `range(...)`, or the count of `enumerate(...)`),
-asks `len(x)`, and returns `x` as is (`return x if self.training else (z, x)`):
+asks `len(x)`, and returns `x` as is (`return x if self.training else (z, x)`,
+or YOLOv7's `out = x` / `out = (torch.cat(z, 1), x)` in branches, then `return out`):
 none of these uses a tensor as a tensor either, and `x.append(...)` is a list's
 own method.  Any other use (`x.shape`, `x[:, i]`, `x[i, j]`, `x * 2`, `f(x)`)
 is a tensor's, and keeps `x` a tensor.
@@ -58,21 +59,39 @@ def loop_counters(function: ast.AST) -> set:
 def _returned_as_is(function: ast.AST, name: str) -> set:
     """ids of the mentions of ``name`` that a `return` hands back untouched: the
     value itself, an element of a returned tuple or list, a branch of a returned
-    conditional expression (`return x if self.training else (z, x)`)."""
-    found = set()
+    conditional expression (`return x if self.training else (z, x)`); also where it is
+    put, so, into a name that is only ever returned as is (YOLO's detection heads:
+    `out = x` or `out = (torch.cat(z, 1), x)` in branches, then `return out`)."""
+    returned = {id(part) for node in ast.walk(function) if isinstance(node, ast.Return) and node.value is not None
+                for part in _untouched_parts(node.value)}
+    loads: dict[str, list] = {}
     for node in ast.walk(function):
-        if not isinstance(node, ast.Return) or node.value is None:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            loads.setdefault(node.id, []).append(id(node))
+    found = {part for part in returned if any(part == mention for mention in loads.get(name, ()))}
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
             continue
-        pending = [node.value]
-        while pending:
-            value = pending.pop()
-            if isinstance(value, ast.Name) and value.id == name:
-                found.add(id(value))
-            elif isinstance(value, (ast.Tuple, ast.List)):
-                pending.extend(value.elts)
-            elif isinstance(value, ast.IfExp):
-                pending.extend((value.body, value.orelse))
+        holder = node.targets[0].id
+        if holder == name or not loads.get(holder) or not all(mention in returned for mention in loads[holder]):
+            continue  # the holder is read some other way than returned as is
+        found.update(id(part) for part in _untouched_parts(node.value) if isinstance(part, ast.Name)
+                     and part.id == name)
     return found
+
+
+def _untouched_parts(value: ast.AST) -> list:
+    """The expressions a value hands on untouched: itself, the elements of a tuple or list,
+    the branches of a conditional expression (recursively)."""
+    parts, pending = [], [value]
+    while pending:
+        value = pending.pop()
+        parts.append(value)
+        if isinstance(value, (ast.Tuple, ast.List)):
+            pending.extend(value.elts)
+        elif isinstance(value, ast.IfExp):
+            pending.extend((value.body, value.orelse))
+    return parts
 
 
 def only_indexed_by_integers(function: ast.AST, name: str) -> bool:

@@ -115,7 +115,8 @@ functions; modules passed in from elsewhere, `nn.ModuleList` loops and
 container elements are not followed.  The `nn.Sequential` check assumes
 training mode (dropout writes only then).  A `forward()` argument that the
 function only ever uses as a sequence (indexed with integer constants or loop
-counters, `len(x)`, `x.append(...)`, returned as is) is taken for a list of
+counters, `len(x)`, `x.append(...)`, returned as is, also through a name only
+ever returned as is: `out = x` ... `return out`) is taken for a list of
 tensors: replacing an element (`nodes_list[0] = self.proj(nodes_list[0])`, a
 detection head's `for i in range(self.nl): x[i] = self.m[i](x[i])`) is not
 reported, even where a caller passes a tensor there; an element replaced by
