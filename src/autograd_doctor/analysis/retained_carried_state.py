@@ -15,9 +15,10 @@ An attribute's current value holds only this iteration's graph when its store de
 value first (`self.mean = self.mean.detach() * m + batch_mean`), so for an attribute the evidence is
 read in the code and checked against the graph: in the loop body up to backward(), following the
 object's own methods it calls, the attribute is read before it is stored (the next iteration reads
-this iteration's value); its value now carries a graph made after the previous backward(); and
-every node where the failing backward()'s graph joins the older graph is of the kind those values'
-graphs end in, so detaching them cuts every such joint.
+this iteration's value); its value now carries a graph made after the previous backward(); and the
+walk from the failing backward()'s root, stopped at the earlier values of those attributes (nodes of
+the current value's kind, with inputs of the same kinds, made before it), reaches nothing made
+before the previous backward(), so detaching them cuts every way into the older graph.
 
 Evidence, all required: the backward() statement passes `retain_graph=True` and sits in a loop; an
 earlier backward() ran from the same line; the node that saved the stepped weight was made before
@@ -139,10 +140,8 @@ def _previous_backward_from(site, recorder):
 
 
 def _made_before(node, newest_node: int) -> bool:
-    try:
-        return node._sequence_nr() <= newest_node
-    except Exception:
-        return False
+    number = _sequence_number(node)
+    return number is not None and number <= newest_node
 
 
 def _carried_attributes(loop_file: str, loop: ast.AST, backward_statement: ast.stmt, values: dict,
@@ -288,7 +287,12 @@ def _is_attribute_of(node: ast.AST, owner: str) -> bool:
 
 
 def _made_after(node, newest_before: int) -> bool:
+    number = _sequence_number(node)
+    return number is not None and number > newest_before
+
+
+def _sequence_number(node) -> int | None:
     try:
-        return node._sequence_nr() > newest_before
+        return node._sequence_nr()
     except Exception:
-        return False
+        return None

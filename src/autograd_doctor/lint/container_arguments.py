@@ -68,7 +68,7 @@ def _returned_as_is(function: ast.AST, name: str) -> set:
     for node in ast.walk(function):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             loads.setdefault(node.id, []).append(id(node))
-    found = {part for part in returned if any(part == mention for mention in loads.get(name, ()))}
+    found = returned & set(loads.get(name, ()))
     for node in ast.walk(function):
         if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
             continue
