@@ -6,7 +6,14 @@ before the change was run on them.
   tensor the help already detached it; with two or more it fell back to advice ("call .detach() on
   the tensor..."), a change nobody could apply. Now each converted tensor is detached (the same
   values), unless a NumPy result comes back into torch (the program computes on from it: advice,
-  as for one tensor) or a position-only NumPy function is given one of them."""
+  as for one tensor) or a position-only NumPy function is given one of them.
+- AD101 named the definition of an in-place ReLU when the write that broke backward was the same
+  ReLU applied a second time to a tensor it had already rectified (github.com/ADLab-AutoDrive/ICKD
+  issue 2: WideResNet.forward's `out = self.relu(f4)`, then `[self.relu(f4), f5]`). The second
+  call is now the line named, and its help replaces the call with its argument (a ReLU of its own
+  output is the same values), before the definition's inplace=False. Only ReLU, ReLU6 and
+  Hardtanh qualify (applied twice they change nothing), and only when the earlier call surely ran
+  (not in a branch beside) and the name was not bound again in between."""
 
 from __future__ import annotations
 
@@ -20,6 +27,7 @@ from helpers import apply_help, run_as_script, run_plain, run_program
 HERE = os.path.dirname(os.path.abspath(__file__))
 SET50 = os.path.join(os.path.dirname(HERE), "bug_reports", "fresh", "set50")
 COURSE_NLP = "course_nlp_imdb_new_word_embeddings_compared_with_np_allclose"
+ICKD = "ickd_student_wide_resnet_last_feature_relu_applied_twice_in_place"
 
 
 def _source(kind: str, name: str) -> str:
@@ -139,3 +147,93 @@ def test_rows_detached_before_np_allclose_are_silent(tmp_path):
     """
     outcome = run_program(tmp_path, source)
     assert outcome.error is None and not outcome.diagnoses
+
+
+def _same(changed, correct) -> bool:
+    if isinstance(changed, dict):
+        return changed.keys() == correct.keys() and all(_same(changed[k], correct[k]) for k in changed)
+    if isinstance(changed, (list, tuple)):
+        return len(changed) == len(correct) and all(_same(a, b) for a, b in zip(changed, correct))
+    return torch.allclose(changed, correct, rtol=1e-5, atol=1e-6)
+
+
+def test_the_set50_second_relu_of_the_last_feature_is_named_and_dropped(tmp_path):
+    outcome = run_as_script(tmp_path, _source("cases", ICKD))
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == codes.SAVED_TENSOR_MODIFIED
+    assert diagnosis.primary.line == 73
+    assert diagnosis.help[0].replacement == "return f1_act + f2_act + f3_act + [f4, f5], out"
+    assert diagnosis.help[1].location.line == 54 and "inplace=False" in diagnosis.help[1].replacement
+    changed = run_plain(tmp_path, apply_help(outcome))
+    correct = run_plain(tmp_path, _source("correct", ICKD), "c.py")
+    assert _same(changed["result"], correct["result"])
+
+
+def test_the_correct_wide_resnet_is_silent(tmp_path):
+    outcome = run_program(tmp_path, _source("correct", ICKD))
+    assert outcome.error is None and not outcome.diagnoses
+
+
+# Another shape: the earlier call's result (not its argument) given to the same in-place ReLU6
+# again, to collect a feature.
+RELU6_OF_ITS_OUTPUT = """
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(4, 8)
+            self.act = nn.ReLU6(inplace=True)
+            self.fc2 = nn.Linear(8, 2)
+
+        def forward(self, x):
+            h = self.act(self.fc1(x) * 4)
+            out = self.fc2(h)
+            features = [self.act(h)]  # AGAIN
+            return out, features
+
+
+    net = Net()
+    out, features = net(torch.randn(16, 4))
+    (out.pow(2).mean() + features[0].mean()).backward()
+    result = [p.grad.clone() for p in net.parameters()]
+"""
+
+
+def test_relu6_applied_again_to_its_own_output_is_dropped(tmp_path):
+    outcome = run_as_script(tmp_path, RELU6_OF_ITS_OUTPUT)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == codes.SAVED_TENSOR_MODIFIED
+    assert diagnosis.primary.line == outcome.line("AGAIN")
+    assert diagnosis.help[0].replacement == "features = [h]  # AGAIN" or diagnosis.help[0].replacement == "features = [h]"
+    changed = run_plain(tmp_path, apply_help(outcome))
+    out_of_place = run_plain(tmp_path, RELU6_OF_ITS_OUTPUT.replace("nn.ReLU6(inplace=True)", "nn.ReLU6()"), "o.py")
+    assert _same(changed["result"], out_of_place["result"])
+
+
+# Near-twin: LeakyReLU applied twice changes the values again (the negative part is scaled twice):
+# the call is not dropped; the definition stays the line to change.
+def test_leaky_relu_applied_twice_keeps_the_definition_help(tmp_path):
+    source = RELU6_OF_ITS_OUTPUT.replace("nn.ReLU6(inplace=True)", "nn.LeakyReLU(0.1, inplace=True)  # DEFINED")
+    outcome = run_as_script(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == codes.SAVED_TENSOR_MODIFIED
+    assert diagnosis.primary.line == outcome.line("DEFINED")
+    assert "inplace=False" in diagnosis.help[0].replacement
+
+
+# Near-twin: the earlier ReLU call ran only in a branch; nothing says the tensor was rectified on
+# every run, so the definition stays the line to change.
+def test_an_earlier_call_in_a_branch_keeps_the_definition_help(tmp_path):
+    source = RELU6_OF_ITS_OUTPUT.replace(
+        "            h = self.act(self.fc1(x) * 4)\n",
+        "            h = self.fc1(x) * 4\n            if x.shape[0] > 1:\n                y = self.act(h)\n"
+    ).replace("nn.ReLU6(inplace=True)", "nn.ReLU(inplace=True)  # DEFINED").replace("out = self.fc2(h)", "out = self.fc2(y)")
+    outcome = run_as_script(tmp_path, source)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == codes.SAVED_TENSOR_MODIFIED
+    assert diagnosis.primary.line == outcome.line("DEFINED")
