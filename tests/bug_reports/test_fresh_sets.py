@@ -16,7 +16,7 @@ import torch
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fresh")
 SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts")
-SETS = ("set1", "set2", "set3", "set4", "set5", "set6", "set7", "set8", "set9", "set10", "set11", "set12", "set13", "set14", "set15", "set16", "set17", "set18", "set19", "set20", "set21", "set22", "set23", "set24", "set25", "set26", "set27", "set28", "set29", "set30", "set31", "set32", "set33", "set34", "set35", "set36", "set37", "set38", "set39", "set40", "set41", "set42", "set43", "set44", "set45", "set46", "set47", "set48", "set49")
+SETS = ("set1", "set2", "set3", "set4", "set5", "set6", "set7", "set8", "set9", "set10", "set11", "set12", "set13", "set14", "set15", "set16", "set17", "set18", "set19", "set20", "set21", "set22", "set23", "set24", "set25", "set26", "set27", "set28", "set29", "set30", "set31", "set32", "set33", "set34", "set35", "set36", "set37", "set38", "set39", "set40", "set41", "set42", "set43", "set44", "set45", "set46", "set47", "set48", "set49", "set50")
 CASES = sorted((s, name[:-3]) for s in SETS for name in os.listdir(os.path.join(HERE, s, "cases"))
                if name.endswith(".py"))
 

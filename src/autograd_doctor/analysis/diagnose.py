@@ -36,6 +36,7 @@ from autograd_doctor.analysis.source_scope import frame_values, live_frame
 from autograd_doctor.analysis.saved_nodes import describe_slot, node_note, operator_of
 from autograd_doctor.analysis import state_cut_placement, step_order
 from autograd_doctor.analysis.crossing_values import crossing_value_help
+from autograd_doctor.analysis.repeated_activation import repeated_activation_help
 from autograd_doctor.analysis.retained_carried_state import carried_state_through_retained_graph
 from autograd_doctor.analysis.two_reads import read_before_and_after, two_reads_advice
 from autograd_doctor.recording.events import BackwardCall, SavedRecord, WriteEvent, storage_key
@@ -325,6 +326,15 @@ def _inplace_module_write(write, write_loc: Location, frames, notes: list, helps
     notes.append(f"the write is done by {write.module_class}"
                  f"{' (' + where + ')' if where else ''} created with inplace=True")
     definition = inplace_module_definition_fix(write.site.filename, write.module_class, write.site.lineno)
+    repeated = repeated_activation_help(write.site.filename, write.site.lineno, write.module_class)
+    if repeated is not None:
+        # `self.relu(f4)` on a tensor the same ReLU already rectified: the call is the line to
+        # change (it adds no value); turning the module's inplace off stays the second help.
+        call_location, change = repeated
+        if definition is not None and definition.location is not None:
+            helps.insert(0, definition)
+        helps.insert(0, change)
+        return call_location
     if definition is None:
         helps.insert(0, Suggestion(f"create this {write.module_class} with inplace=False (where the module "
                                    "is defined), so it returns a new tensor"))

@@ -600,6 +600,10 @@ def numpy_of_grad_tensor(context: ErrorContext, already):
                                           f"{text}.detach().numpy()" if indices else f"{text}.detach()")
         helps.append(statement_change(location, "detach it first: NumPy arrays carry no gradient, so the "
                                       "conversion must leave the graph explicitly", new_statement))
+    elif len(converted) > 1 and (several := _each_detached(filename, statement, converted)) is not None:
+        helps.append(statement_change(location, several, replace_nodes_text(
+            filename, statement, [(node, f"{text_of(filename, node)}.detach()") for node in
+                                  _outermost_free(converted)])))
     elif len(lists) == 1 and (reduced := _numpy_reduction_differentiated(filename, statement, lists[0])) is not None:
         # `loss = np.mean(micro_losses)` then `loss.backward()`: the NumPy value is what the program
         # differentiates, so detaching would only move the error to backward(); torch computes the
@@ -632,6 +636,33 @@ def numpy_of_grad_tensor(context: ErrorContext, already):
     return diagnosis(codes.NUMPY_REQUIRES_GRAD, location,
                      notes=["a NumPy array shares the tensor's memory but not its graph; PyTorch refuses to "
                             "drop the gradient silently"], help=helps)
+
+
+def _outermost_free(converted: list) -> list:
+    """The converted nodes that hold none of the others (`np.mean(np.abs(t))` converts `t`
+    inside `np.abs(t)`: detaching `t` is enough), each once."""
+    kept = []
+    for node in converted:
+        inner = any(other is not node and any(n is other for n in ast.walk(node)) for other in converted)
+        if not inner and not any(node is k for k in kept):
+            kept.append(node)
+    return kept
+
+
+def _each_detached(filename: str, statement: ast.stmt, converted: list) -> str | None:
+    """The help's message when several tensors of one statement are converted for NumPy
+    (`np.allclose(w[i], w[j])`, `a.numpy() + b.numpy()`) and none of the NumPy results comes back
+    into torch: each is detached, the same values. None when one comes back (the program computes
+    on in torch; detaching would cut that path, so the help stays advice) or a position-only NumPy
+    function is given one of them (its detached tensor would need `.numpy()` too)."""
+    nodes = _outermost_free(converted)
+    if len(nodes) < 2 or any(_converted_back_to_torch(statement, node) is not None for node in nodes):
+        return None
+    if any(_only_indices_of(statement, node) for node in nodes):
+        return None
+    texts = ", ".join(text_of(filename, node) for node in nodes)
+    return (f"detach each of them first ({texts}): NumPy arrays carry no gradient, so each conversion must "
+            "leave the graph explicitly; the values compared or computed are the same")
 
 
 # torch's functions that turn a NumPy array (or anything array-like) back into a tensor.
