@@ -9,13 +9,16 @@ the actors that earlier iterations stepped, whose old weights `mu`'s graph
 saved.  Only what the function's own statements show is used: loops and
 bindings at the top level of the function and of each loop body (a statement
 under an `if`, `try` or `with` may not run, or runs without gradients), and
-the classes of the same file for which optimizer or method writes which
-attribute's parameters."""
+the classes of the same file, or of project files it imports them from (two
+hops: the learner imports `Agent`, whose file imports `ActorNetwork`), for
+which optimizer or method writes which attribute's parameters."""
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+
+from autograd_doctor.lint.clearing import absolute_module, parsed_file, project_class
 
 JOINS = {"cat", "stack", "concat", "hstack", "vstack"}
 # a value read through one of these holds no graph of what it was computed from
@@ -36,7 +39,7 @@ class Crossing:
     element: str
 
 
-def crossings(tree: ast.Module, function, text) -> list[Crossing]:
+def crossings(tree: ast.Module, filename: str, function, text) -> list[Crossing]:
     """Each writer of the second loop paired with the first backward it breaks."""
     body = function.body
     lists = {}   # list name -> (attribute, iterable text), filled by a first loop
@@ -53,7 +56,7 @@ def crossings(tree: ast.Module, function, text) -> list[Crossing]:
             if not joined:
                 continue
             if classes is None:
-                classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+                classes = known_classes(tree, filename)
             found += _second_loop(stmt, element, iterable, joined, classes, text)
             continue
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -63,6 +66,29 @@ def crossings(tree: ast.Module, function, text) -> list[Crossing]:
                 attribute, iterable = lists[source]
                 joined[name] = (attribute, iterable, stmt)
     return found
+
+
+def known_classes(tree: ast.Module, filename: str, hops: int = 2) -> list:
+    """The classes of the file and those its top-level `from m import C` bring from
+    project files, following their own files' imports ``hops`` times."""
+    classes = [n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)]
+    seen = {id(c) for c in classes}
+    frontier = [(tree, filename)]
+    for _ in range(hops):
+        reached = []
+        for module_tree, path in frontier:
+            for node in module_tree.body:
+                if not isinstance(node, ast.ImportFrom):
+                    continue
+                module = absolute_module(node, path)
+                for alias in node.names:
+                    found = project_class(f"{module}.{alias.name}", path) if module and alias.name != "*" else None
+                    if found is not None and id(found[1]) not in seen:
+                        seen.add(id(found[1]))
+                        classes.append(found[1])
+                        reached.append((parsed_file(found[0]), found[0]))
+        frontier = [(t, p) for t, p in reached if t is not None]
+    return classes
 
 
 def _assignment_counts(function) -> dict:

@@ -276,7 +276,7 @@ def _check_joined_outputs(checker, reported) -> None:
     then writing its own object's module in place; the next iteration's backward
     goes through the module an earlier one wrote."""
     for scope in checker.notes["ADL003 joined outputs"]:
-        for crossing in crossings(checker.tree, scope.function_node, checker.text):
+        for crossing in crossings(checker.tree, checker.filename, scope.function_node, checker.text):
             writer, backward = crossing.writer, crossing.backward
             if id(writer) in reported:
                 continue
