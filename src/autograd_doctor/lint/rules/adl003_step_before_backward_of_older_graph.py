@@ -50,6 +50,16 @@ model(X, state)` bound once in the body, before the step, read again by the
 next iteration's call (the recurrent state whose `.detach()` result was
 dropped), when every backward pass in the loop retains its graph; a nested
 target counts like the names one level up (`out, (h, c) = lstm(x, (h, c))`).
+Across the iterations of a loop over a list of objects (the multi-agent
+learner): each object's module output appended to a list in an earlier loop
+over the same list and joined (`mu = torch.cat(all_mu, dim=1)`), then, in the
+loop's own statements, a backward through the joined value that keeps its graph
+and a write of the object's module in place -- `agent.actor.optimizer.step()`
+(an optimizer its class builds over `self.parameters()`),
+`agent.actor_optimizer.step()` (built over `self.actor.parameters()`), or a
+method of the object's class that writes it (`agent.update_network_parameters()`
+by `load_state_dict` or `t.mul_(...)`; not through `.data`); the classes are read
+from the file and the project files it imports them from (joined_outputs.py).
 A same-class method called with the graph counts at its call: one that steps
 an optimizer held on `self`, or backpropagates through its arguments
 (`self.gen_update(preds)` stepping the generator before
