@@ -8,8 +8,12 @@
   (`load_state_dict`, `t.mul_(...)`).  The next iteration's backward goes through a module an
   earlier iteration wrote.  Steps after every backward, a joined value rebuilt in the loop, target
   actions joined under `torch.no_grad()`, and a soft update through `.data` are silent.
+* ADL034 across functions (r784, fresh shape bad_contrastive_loss_helper_returns_new_leaf): a
+  helper of the file returns `Variable(v, requires_grad=True)` / `torch.tensor(v,
+  requires_grad=True)` of a value it computed, and the caller backpropagates that binding and
+  steps; a constant leaf returned for an empty batch is silent.
 
-The fresh shape was written and run under torch before the changed linter ran on it; the
+Each fresh shape was written and run under torch before the changed linter ran on it; the
 correct near twins (ok_*) run and stay silent."""
 
 from __future__ import annotations
@@ -99,3 +103,46 @@ def test_the_suggested_order_gives_the_hand_written_update():
     after = [p for m in committee.members for p in m.net.parameters()]
     expected = [b - 0.1 * g for b, g in zip([p for ps in before for p in ps], grads)]
     assert all(torch.allclose(a, e) for a, e in zip(after, expected))
+
+
+# ADL034 across functions (r784, fresh shape bad_contrastive_loss_helper_returns_new_leaf): a
+# helper of the file returns `Variable(v, requires_grad=True)` / `torch.tensor(v,
+# requires_grad=True)` of a value it computed; the caller backpropagates that binding and steps.
+
+
+def test_a_loss_helper_returning_a_new_leaf_trains_nothing():
+    source = program_source(PROGRAMS, "bad_contrastive_loss_helper_returns_new_leaf")
+    found = _found(source)
+    assert [(line, code) for line, code, _ in found] == [
+        (line_starting(source, "return torch.tensor(loss.item(), requires_grad=True)"), "ADL034")]
+    message = found[0][2]
+    assert "`nt_xent()` returns a new tensor that `torch.tensor()` makes from `loss.item()`" in message
+    assert f"`loss.backward()` on line {line_starting(source, 'loss.backward()')} reaches no parameter" in message
+    assert run_as_module(source, "bad_nt_xent").bug_shows()
+
+
+def test_the_dagmm_loss_returned_as_a_new_variable_by_a_method_of_another_class():
+    source = _recreation("r784")
+    found = _found(source)
+    assert [(line, code) for line, code, _ in found] == [
+        (line_starting(source, "return Variable(loss, requires_grad=True)"), "ADL034")]
+    assert "`forward()` returns a new tensor that `Variable()` makes from `loss`" in found[0][2]
+
+
+def test_returning_the_loss_itself_trains_as_the_hand_written_step():
+    source = program_source(PROGRAMS, "bad_contrastive_loss_helper_returns_new_leaf")
+    fixed = source.replace("return torch.tensor(loss.item(), requires_grad=True)", "return loss")
+    assert fixed != source and _found(fixed) == []
+    before, after = run_as_module(fixed, "fixed_nt_xent").run()
+    assert not all(torch.equal(b, a) for b, a in zip(before, after))
+    # the twin, whose helper returns the loss for a non-empty batch, is the hand-written step
+    _, hand = run_as_module(program_source(PROGRAMS, "ok_contrastive_loss_helper_dummy_leaf_for_empty_batch"),
+                            "hand_nt_xent").run()
+    assert all(torch.equal(a, h) for a, h in zip(after, hand))
+
+
+def test_a_constant_leaf_for_an_empty_batch_is_silent():
+    source = program_source(PROGRAMS, "ok_contrastive_loss_helper_dummy_leaf_for_empty_batch")
+    assert _found(source, Selection(("ALL",))) == []
+    before, after = run_as_module(source, "ok_nt_xent").run()
+    assert not all(torch.equal(b, a) for b, a in zip(before, after))

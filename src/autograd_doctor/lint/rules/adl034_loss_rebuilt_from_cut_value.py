@@ -22,7 +22,13 @@ of a loss summed with `loss += criterion(model(x), y)` from a number); and
 `name.backward()` is then called on
 that very binding in the same function.  Without `requires_grad=True` (or a
 later `name.requires_grad_()` / `name.requires_grad = True`) the backward
-fails; with it, the finding needs an optimizer `step()` after the backward.""",
+fails; with it, the finding needs an optimizer `step()` after the backward.
+Across functions of the file: `loss = helper(...)` (a top-level function, a
+method of `self`, or a method of the object a class holds as `self.attr =
+Cls(...)`), `loss.backward()` on that binding and a `step()` after it, where the
+helper's only `return` is `Variable(v, requires_grad=True)` or `torch.tensor(v,
+requires_grad=True)` of a value computed from names (not a constant); the
+finding is at the helper's constructor.""",
     why_bad="""The new tensor is a leaf with no path to the model: `torch.tensor`,
 `from_numpy` and friends copy values, and the value was already cut.  Its
 `backward()` either fails ("element 0 of tensors does not require grad and does
@@ -41,9 +47,11 @@ optimizer.step()""",
     known_problems="""A value carries the graph when it is known to (a module's output, an op on
 one) or is a name summed from a number with `+=` / `-=` of such values in the
 same function; a graph handed in by a caller is not known.
-Only a backward on the new tensor's own name in the same function counts; a
-loss handed to another function or combined with other terms first is not
-followed.  A value cut in another function is not known to be cut.""",
+Only a backward on the new tensor's own name counts, in the same function or
+on the binding of a helper's result above; a loss combined with other terms
+first is not followed, nor a helper with several `return`s (one may be a
+constant leaf for an empty batch, on purpose) or one defined or called in
+another file.  A value cut in another function is not known to be cut.""",
 )
 
 _CONSTRUCTORS = frozenset({"torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor",
