@@ -1,8 +1,9 @@
 """Causes of misses worked on at stop 50 (docs/lint.md, "Recall causes worked on, stop 50").
 
-* ADL003 across loop iterations (the multi-agent learner's idiom; r462, r758, r777, fresh shape
-  bad_committee_members_step_under_joint_prediction): every element's module output joined
-  (`torch.cat`/`torch.stack`) before a loop over the same elements whose iterations
+* ADL003 across loop iterations (the multi-agent learner's idiom; r462, r758, r777, fresh shapes
+  bad_committee_members_step_under_joint_prediction and bad_drone_policies_joined_by_comprehension):
+  every element's module output joined (`torch.cat`/`torch.stack`, of a list filled in a first
+  loop or of one comprehension) before a loop over the same elements whose iterations
   backpropagate through the joined value, keeping the graph, and write the element's module in
   place -- its optimizer's step, or a method of its class that writes a target module
   (`load_state_dict`, `t.mul_(...)`).  The next iteration's backward goes through a module an
@@ -51,6 +52,16 @@ def test_members_stepped_under_a_prediction_joined_before_the_loop():
         run_as_module(source, "bad_committee").run()
 
 
+def test_policies_joined_by_one_comprehension_before_the_loop():
+    source = program_source(PROGRAMS, "bad_drone_policies_joined_by_comprehension")
+    found = _found(source)
+    assert [(line, code) for line, code, _ in found] == [(line_starting(source, "drone.policy_opt.step()"), "ADL003")]
+    assert "writes the parameters of `drone.policy` in place" in found[0][2]
+    assert f"`joint_action` (line {line_starting(source, 'joint_action = torch.cat(')})" in found[0][2]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        run_as_module(source, "bad_drones").run()
+
+
 def test_the_actor_step_and_the_soft_update_of_the_multi_agent_learner():
     source = _recreation("r777")
     found = _found(source)
@@ -78,7 +89,8 @@ def test_a_soft_update_written_in_place_is_a_write_and_through_data_is_not():
 
 @pytest.mark.parametrize("name", [
     "ok_committee_members_step_after_every_backward", "ok_committee_joint_rebuilt_per_member",
-    "ok_pursuers_targets_under_no_grad_actions_per_agent", "ok_pursuers_targets_joined_soft_update_through_data"])
+    "ok_pursuers_targets_under_no_grad_actions_per_agent", "ok_pursuers_targets_joined_soft_update_through_data",
+    "ok_drone_policies_joined_inside_the_loop"])
 def test_correct_near_twins_are_silent_and_run(name):
     source = program_source(PROGRAMS, name)
     assert _found(source, Selection(("ALL",))) == []

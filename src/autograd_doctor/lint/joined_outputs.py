@@ -62,9 +62,15 @@ def crossings(tree: ast.Module, filename: str, function, text) -> list[Crossing]
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name = stmt.targets[0].id
             source = _joined_list(stmt.value)
-            if source in lists and assigned.get(name) == 1:
+            if assigned.get(name) != 1:
+                continue
+            if isinstance(source, str) and source in lists:
                 attribute, iterable = lists[source]
                 joined[name] = (attribute, iterable, stmt)
+            elif isinstance(source, ast.comprehension):  # `torch.cat([a.actor(o) for a in X])`
+                made = _comprehension_outputs(stmt.value, source, text)
+                if made is not None:
+                    joined[name] = made + (stmt,)
     return found
 
 
@@ -157,8 +163,21 @@ def _appended_outputs(body, element) -> dict:
     return appended
 
 
+def _comprehension_outputs(value, generator, text):
+    """(attribute, iterable text) of `[agent.actor(o) for agent in X]` or `[a.actor(obs[i])
+    for i, a in enumerate(X)]` joined by ``value``."""
+    element = _element_loop(ast.For(target=generator.target, iter=generator.iter, body=[], orelse=[]), text)
+    if element is None:
+        return None
+    comprehension = next(n for n in ast.walk(value) if isinstance(n, (ast.ListComp, ast.GeneratorExp))
+                         and n.generators[0] is generator)
+    attribute = _element_module(comprehension.elt, element[0])
+    return (attribute, element[1]) if attribute is not None else None
+
+
 def _joined_list(value):
-    """`torch.cat(L, 1)`, `torch.cat([a for a in L], dim=1)`, `torch.stack(L).mean(0)` -> "L"."""
+    """`torch.cat(L, 1)`, `torch.cat([a for a in L], dim=1)`, `torch.stack(L).mean(0)` -> "L";
+    the comprehension's generator for `torch.cat([a.actor(o) for a in X])`."""
     while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
             value.func.attr not in JOINS and value.func.attr not in CUTS:
         value = value.func.value  # a method applied to the joined value
@@ -168,9 +187,13 @@ def _joined_list(value):
     first = value.args[0]
     if isinstance(first, (ast.ListComp, ast.GeneratorExp)) and len(first.generators) == 1:
         generator = first.generators[0]
+        if generator.ifs or generator.is_async:
+            return None
         if isinstance(generator.target, ast.Name) and isinstance(first.elt, ast.Name) and \
-                first.elt.id == generator.target.id and not generator.ifs:
+                first.elt.id == generator.target.id:
             first = generator.iter
+        else:
+            return generator
     return first.id if isinstance(first, ast.Name) else None
 
 
