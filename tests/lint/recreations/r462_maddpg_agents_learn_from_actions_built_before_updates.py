@@ -63,8 +63,8 @@ class MADDPG:
             actor_loss = -agent.critic(torch.cat([states, mu], dim=1)).flatten().mean()
             agent.actor_optimizer.zero_grad()
             actor_loss.backward(retain_graph=True)
-            agent.actor_optimizer.step()
-            agent.update_network_parameters()  # missed: ADL003
+            agent.actor_optimizer.step()  # expect: ADL003
+            agent.update_network_parameters()  # expect: ADL003
 
 
 def run():

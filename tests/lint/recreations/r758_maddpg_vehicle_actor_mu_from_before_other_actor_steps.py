@@ -155,9 +155,9 @@ class MADDPG:
             actor_loss = -T.mean(actor_loss)
             agent.actor.optimizer.zero_grad()
             actor_loss.backward(retain_graph = True)
-            agent.actor.optimizer.step()  # missed: ADL003 (mu is built from every agent's actor before the loop; a later iteration backpropagates through an actor this iteration steps)
+            agent.actor.optimizer.step()  # expect: ADL003 (mu is built from every agent's actor before the loop; a later iteration backpropagates through an actor this iteration steps)
 
-            agent.update_network_parameters()
+            agent.update_network_parameters()  # expect: ADL003 (new_actions is built from every target actor before the loop; the soft update writes them in place under a later critic backward)
 
 
 def run():

@@ -112,16 +112,16 @@ class MADDPG:
             target = rewards[:, agent_idx] + agent.gamma * critic_value_
             critic_loss = F.mse_loss(target, critic_value)
             agent.critic.optimiser.zero_grad()
-            critic_loss.backward(retain_graph=True)  # missed: ADL003, target networks written in place by an earlier loop iteration's update_network_parameters (known cause of r758)
+            critic_loss.backward(retain_graph=True)
             agent.critic.optimiser.step()
 
             actor_loss = agent.critic.forward(states, mu).flatten()
             actor_loss = -torch.mean(actor_loss)
             agent.actor.optimiser.zero_grad()
-            actor_loss.backward(retain_graph=True)  # missed: ADL003, mu built before the per-agent loop, an earlier iteration steps an actor (known cause of r758)
-            agent.actor.optimiser.step()
+            actor_loss.backward(retain_graph=True)
+            agent.actor.optimiser.step()  # expect: ADL003, mu built before the per-agent loop, a later iteration backpropagates through this actor
 
-            agent.update_network_parameters()
+            agent.update_network_parameters()  # expect: ADL003, the target networks written in place under a later iteration's critic_loss.backward
 
 
 def run():

@@ -58,7 +58,7 @@ class ComputeLoss:
         reconst_loss = torch.mean((x - x_hat).pow(2))
         sample_energy, cov_diag = self.compute_energy(z, gamma)
         loss = reconst_loss + self.lambda_energy * sample_energy + self.lambda_cov * cov_diag
-        return Variable(loss, requires_grad=True)  # missed: ADL034, Variable(loss, requires_grad=True) returned by a method, backward in the caller
+        return Variable(loss, requires_grad=True)  # expect: ADL034 (Variable(loss, requires_grad=True) returned by a method, backward and step in the caller)
 
     def compute_energy(self, z, gamma):
         phi, mu, cov = self.compute_params(z, gamma)

@@ -10,6 +10,7 @@ from autograd_doctor.lint.clearing import spread_to_callers
 from autograd_doctor.lint.constructor_optimizers import constructor_optimizer_owners
 from autograd_doctor.lint.walk import own_nodes
 from autograd_doctor.lint.held_methods import returns_own_parameters, uses_no_layer
+from autograd_doctor.lint.joined_outputs import crossings
 from autograd_doctor.lint.project_factories import own_returns
 from autograd_doctor.lint.modules import RETURN_THE_MODULE
 from autograd_doctor.lint.project_forwards import forward_position_layers
@@ -49,6 +50,16 @@ model(X, state)` bound once in the body, before the step, read again by the
 next iteration's call (the recurrent state whose `.detach()` result was
 dropped), when every backward pass in the loop retains its graph; a nested
 target counts like the names one level up (`out, (h, c) = lstm(x, (h, c))`).
+Across the iterations of a loop over a list of objects (the multi-agent
+learner): each object's module output appended to a list in an earlier loop
+over the same list and joined (`mu = torch.cat(all_mu, dim=1)`), then, in the
+loop's own statements, a backward through the joined value that keeps its graph
+and a write of the object's module in place -- `agent.actor.optimizer.step()`
+(an optimizer its class builds over `self.parameters()`),
+`agent.actor_optimizer.step()` (built over `self.actor.parameters()`), or a
+method of the object's class that writes it (`agent.update_network_parameters()`
+by `load_state_dict` or `t.mul_(...)`; not through `.data`); the classes are read
+from the file and the project files it imports them from (joined_outputs.py).
 A same-class method called with the graph counts at its call: one that steps
 an optimizer held on `self`, or backpropagates through its arguments
 (`self.gen_update(preds)` stepping the generator before
@@ -163,6 +174,9 @@ def check_scope(checker, scope) -> None:
     a backward earlier in the body runs again after the step in the next
     iteration, and then only values bound before the loop are old."""
     _summarise_returns(checker, scope)
+    if isinstance(scope.function_node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not scope.grad_off and \
+            scope.backward_receivers and checker.file.trains:
+        checker.notes["ADL003 joined outputs"].append(scope)  # (_check_joined_outputs)
     if scope.top_level and not scope.grad_off and scope.return_values and checker.file.trains:
         checker.notes["ADL003 returning functions"].append(scope)  # (_record_called_parameters)
     if scope.name_calls:
@@ -262,6 +276,35 @@ def check_file(checker) -> None:
                     # the file defining an optimizer does not make this claim moot (checker.py)
                     checker.notes["ADL003 optimizer method steps"].append(node.lineno)
                 break
+    _check_joined_outputs(checker, reported)
+
+
+def _check_joined_outputs(checker, reported) -> None:
+    """Across iterations of a loop over a list of objects (the multi-agent
+    learner's idiom, ``joined_outputs.py``): every object's module output joined
+    before the loop, each iteration backpropagating through the joined value and
+    then writing its own object's module in place; the next iteration's backward
+    goes through the module an earlier one wrote."""
+    for scope in checker.notes["ADL003 joined outputs"]:
+        for crossing in crossings(checker.tree, checker.filename, scope.function_node, checker.text):
+            writer, backward = crossing.writer, crossing.backward
+            if id(writer) in reported:
+                continue
+            reported.add(id(writer))
+            module = f"{crossing.element}.{crossing.attribute}"
+            checker.report(
+                "ADL003", writer,
+                f"`{checker.text(writer.func)}()` writes the parameters of `{module}` in place in "
+                f"every iteration of the loop, but `{crossing.joined}` (line "
+                f"{crossing.joined_statement.lineno}) was computed before the loop from every "
+                f"element's `{crossing.attribute}`, and `backward()` on line {backward.lineno} in a later "
+                f"iteration goes through its graph, which saved the old values of a module an earlier "
+                f"iteration wrote; backward() will fail (modified by an inplace operation)",
+                related=[(crossing.joined_statement.lineno,
+                          checker.col(crossing.joined_statement.lineno, crossing.joined_statement.col_offset), 0,
+                          f"`{crossing.joined}` computed here, before the loop"),
+                         (backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                          "backward through the old graph in the next iteration")])
 
 
 def _same_element(scope, index: str, value, step) -> bool:

@@ -22,7 +22,13 @@ of a loss summed with `loss += criterion(model(x), y)` from a number); and
 `name.backward()` is then called on
 that very binding in the same function.  Without `requires_grad=True` (or a
 later `name.requires_grad_()` / `name.requires_grad = True`) the backward
-fails; with it, the finding needs an optimizer `step()` after the backward.""",
+fails; with it, the finding needs an optimizer `step()` after the backward.
+Across functions of the file: `loss = helper(...)` (a top-level function, a
+method of `self`, or a method of the object a class holds as `self.attr =
+Cls(...)`), `loss.backward()` on that binding and a `step()` after it, where the
+helper's only `return` is `Variable(v, requires_grad=True)` or `torch.tensor(v,
+requires_grad=True)` of a value computed from names (not a constant); the
+finding is at the helper's constructor.""",
     why_bad="""The new tensor is a leaf with no path to the model: `torch.tensor`,
 `from_numpy` and friends copy values, and the value was already cut.  Its
 `backward()` either fails ("element 0 of tensors does not require grad and does
@@ -41,9 +47,11 @@ optimizer.step()""",
     known_problems="""A value carries the graph when it is known to (a module's output, an op on
 one) or is a name summed from a number with `+=` / `-=` of such values in the
 same function; a graph handed in by a caller is not known.
-Only a backward on the new tensor's own name in the same function counts; a
-loss handed to another function or combined with other terms first is not
-followed.  A value cut in another function is not known to be cut.""",
+Only a backward on the new tensor's own name counts, in the same function or
+on the binding of a helper's result above; a loss combined with other terms
+first is not followed, nor a helper with several `return`s (one may be a
+constant leaf for an empty batch, on purpose) or one defined or called in
+another file.  A value cut in another function is not known to be cut.""",
 )
 
 _CONSTRUCTORS = frozenset({"torch.tensor", "torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor",
@@ -284,6 +292,8 @@ def _turned_on_later(scope, name: str) -> bool:
 
 
 def check_scope(checker, scope) -> None:
+    if scope.backward_receivers and scope.steps and _worth(checker):
+        _check_returned_leaves(checker, scope)
     noted = scope.noted("ADL034")
     if not noted:
         return
@@ -336,3 +346,100 @@ def _report(checker, name, call, cut, backward, step, requires) -> None:
     checker.report("ADL034", cut,
                    made + why + "; compute the loss with torch operations on the model's output, "
                    "without `.item()`, `.detach()`, `.data` or NumPy on the way")
+
+
+def _check_returned_leaves(checker, scope) -> None:
+    """A loss made a new leaf in another function of the file: `loss =
+    helper(...)` (a top-level function, a method of `self`, or a method of an object
+    the class holds as `self.attr = Cls(...)`), backpropagated on that binding and
+    followed by a step, where every `return` of the helper is `Variable(v,
+    requires_grad=True)` / `torch.tensor(v, requires_grad=True)` of a value computed
+    in it (not a constant: `torch.tensor(0.0, requires_grad=True)` for an empty batch
+    is a leaf on purpose)."""
+    for seq, backward, recv in scope.backward_receivers:
+        if backward.args or any(k.arg in ("gradient", "inputs") for k in backward.keywords):
+            continue
+        if not isinstance(recv, ast.Name):
+            continue
+        entry = scope.binding(recv.id, seq)
+        if entry is None or not isinstance(entry[1], ast.Call):
+            continue
+        helper = _called_function(checker, scope, entry[1])
+        made = _returned_leaf(checker, helper) if helper is not None else None
+        if made is None:
+            continue
+        step = next((s for s in scope.steps if s[0] > seq and not scope.exclusive(seq, s[0])), None)
+        if step is None or id(made) in scope.reported:
+            continue
+        scope.reported.add(id(made))
+        copied = checker.text(made.args[0])
+        copied = copied if len(copied) <= 60 else copied[:57] + "..."
+        checker.report(
+            "ADL034", made,
+            f"`{helper.name}()` returns a new tensor that `{checker.text(made.func)}()` makes from "
+            f"`{copied}` with `requires_grad=True`: a leaf of its own, cut from the graph; "
+            f"`{recv.id}` (line {entry[1].lineno}) is that leaf, so `{checker.text(backward.func)}()` "
+            f"on line {backward.lineno} reaches no parameter and `{step[2]}.step()` on line "
+            f"{step[1].lineno} changes nothing; return the loss itself, computed with torch "
+            "operations on the model's output",
+            related=[(backward.lineno, checker.col(backward.lineno, backward.col_offset), 0,
+                      "backward of the returned leaf")])
+
+
+def _called_function(checker, scope, call):
+    """The `def` of the file that ``call`` runs: `name(...)` a top-level function,
+    `self.m(...)` a method of the enclosing class, `self.attr.m(...)` a method of
+    the class of the file that the enclosing class binds `self.attr` to."""
+    func = call.func
+    tree = checker.tree
+    if isinstance(func, ast.Name):
+        return _definition(tree.body, func.id)
+    if not isinstance(func, ast.Attribute):
+        return None
+    owner = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == scope.owner_class), None) \
+        if scope.owner_class else None
+    if owner is None:
+        return None
+    receiver = func.value
+    if isinstance(receiver, ast.Name) and receiver.id == "self":
+        return _definition(owner.body, func.attr)
+    if isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self":
+        classes = {node.value.func.id for node in ast.walk(owner)
+                   if isinstance(node, ast.Assign) and len(node.targets) == 1
+                   and isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == receiver.attr
+                   and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self"
+                   and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name)}
+        if len(classes) != 1:
+            return None
+        cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name in classes), None)
+        return _definition(cls.body, func.attr) if cls is not None else None
+    return None
+
+
+def _definition(body, name):
+    return next((n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name), None)
+
+
+def _returned_leaf(checker, function):
+    """The constructor call of every `return` of ``function``, when each makes a new
+    leaf with `requires_grad=True` from a value computed there (and there is one)."""
+    returns = [n for n in _own_nodes(function) if isinstance(n, ast.Return)]
+    if len(returns) != 1 or returns[0].value is None:
+        return None
+    made = _constructor(checker, returns[0].value)
+    if made is None or not made[1]:
+        return None
+    call = made[0]
+    if not any(isinstance(n, ast.Name) for n in ast.walk(call.args[0])):
+        return None  # a constant leaf
+    return call
+
+
+def _own_nodes(function):
+    todo = list(function.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+
