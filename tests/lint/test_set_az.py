@@ -5,7 +5,8 @@ a torch check.  None of the shapes is a copy of the set's code:
 
 - ADL008 in Gregory-Eales/ml-implementations
   (https://github.com/Gregory-Eales/ml-implementations, e.g.
-  `ddpg/DDPG/q_network.py`): each critic's and policy's `forward` starts with
+  `ddpg/DDPG/q_network.py`): the `forward` of each of twelve critics and policies
+  starts with
   `torch.Tensor(x)` of its input, which for the critic is `torch.cat([s, a])` with
   the actor's action.  The rule said the legacy constructor "copies it and drops it
   from the graph"; given a tensor it returns an alias of it (same storage and dtype,

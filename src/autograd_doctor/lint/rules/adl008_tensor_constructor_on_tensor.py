@@ -25,8 +25,8 @@ same).  No fix when `dtype=`/`device=` are passed.""",
 def on_call(checker, node, q) -> None:
     """`torch.tensor(t)` of a tensor, where gradients are on.  `torch.Tensor(t)` of a
     tensor is `t.alias()` (torch 2.13: same storage, `AliasBackward0`, gradients reach
-    `t`): it neither copies nor cuts, so it is not reported (set AZ: eleven critics'
-    and policies' `forward`s of one RL course repository, `torch.Tensor(x)` of an
+    `t`): it neither copies nor cuts, so it is not reported (set AZ: the `forward`s
+    of twelve critics and policies of one RL repository, `torch.Tensor(x)` of an
     input that may carry the actor's graph)."""
     if q != "torch.tensor" or not node.args or checker.scope.grad_off:
         return
