@@ -1,0 +1,100 @@
+"""Causes found by held-out variants set 31 (docs/errors.md, "Held-out variants", set 31), each tested on
+another program of the same cause (not the variant) and on a correct near-twin; the variants themselves
+are run by tests/errors/test_held_out_variants.py.
+
+AD130: a LeakyReLU built with inplace=True whose slope was made negative afterwards (`m.negative_slope = -0.2`
+in a function run by model.apply() or a loop over model.modules()) got "inplace=False" at one of the
+constructors; the place that made the slope negative is named now, and `inplace = False` is set there too.
+Where several in-place uses of one statement are alike (two `LeakyReLU(slope, inplace=True)` on one line),
+the help changed the first one only and the program still failed at the other; it changes them all.
+
+AD136: a backward that reads ctx.saved_tensors inside a loop (once per chunk) under checkpoint had no
+second read to name (the one read repeats), and the check failed internally: not diagnosed."""
+
+from __future__ import annotations
+
+import torch
+
+from helpers import apply_help, run_as_script, run_plain
+
+# ---- AD130 ---------------------------------------------------------------------------------------
+
+# The slope made negative by a loop over the built model's modules, the model written with a positive
+# literal slope and inplace=True.
+SLOPE_SET_IN_A_MODULES_LOOP = """
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(3, 3)
+            self.act = nn.LeakyReLU(0.01, inplace=True)
+
+        def forward(self, x):
+            return self.act(self.linear(x))
+
+    torch.manual_seed(0)
+    net = nn.Sequential(Block(), Block())
+    for m in net.modules():
+        if isinstance(m, nn.LeakyReLU):
+            m.negative_slope = -0.05  # SLOPE
+    x = torch.randn(4, 3)
+    net(x).sum().backward()
+    grads = [p.grad for p in net.parameters()]
+"""
+
+SLOPE_SET_CORRECT = SLOPE_SET_IN_A_MODULES_LOOP.replace(
+    "            m.negative_slope = -0.05  # SLOPE",
+    "            m.negative_slope = -0.05\n            m.inplace = False")
+
+# The same loop with a positive slope: in place is fine, nothing to say.
+POSITIVE_SLOPE_SET = SLOPE_SET_IN_A_MODULES_LOOP.replace("-0.05  # SLOPE", "0.2")
+
+# Two in-place LeakyReLUs with a negative slope from a name, on one line.
+TWO_INPLACE_ON_ONE_LINE = """
+    import torch
+    from torch import nn
+
+    slope = -0.1
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 3), nn.LeakyReLU(slope, inplace=True), nn.Linear(3, 3), nn.LeakyReLU(slope, inplace=True))  # BUILT
+    x = torch.randn(4, 3)
+    model(x).sum().backward()
+    grads = [p.grad for p in model.parameters()]
+"""
+
+TWO_ON_ONE_LINE_CORRECT = TWO_INPLACE_ON_ONE_LINE.replace("inplace=True", "inplace=False")
+
+
+def test_a_slope_made_negative_after_construction_is_named_and_made_out_of_place_there(tmp_path):
+    outcome = run_as_script(tmp_path, SLOPE_SET_IN_A_MODULES_LOOP)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD130", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("SLOPE")
+    assert diagnosis.help[0].replacement == "m.negative_slope = -0.05\nm.inplace = False"
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, SLOPE_SET_CORRECT, "correct.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["grads"], correct["grads"]))
+
+
+def test_the_out_of_place_module_with_a_negative_slope_stays_silent(tmp_path):
+    for program in (SLOPE_SET_CORRECT, POSITIVE_SLOPE_SET):
+        outcome = run_as_script(tmp_path, program)
+        assert outcome.error is None and not outcome.diagnoses
+
+
+def test_alike_in_place_uses_of_one_statement_are_all_changed(tmp_path):
+    outcome = run_as_script(tmp_path, TWO_INPLACE_ON_ONE_LINE)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD130", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("BUILT")
+    assert diagnosis.help[0].replacement.count("inplace=False") == 2
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, TWO_ON_ONE_LINE_CORRECT, "correct.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["grads"], correct["grads"]))
+
+
+def test_the_out_of_place_pair_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, TWO_ON_ONE_LINE_CORRECT)
+    assert outcome.error is None and not outcome.diagnoses
