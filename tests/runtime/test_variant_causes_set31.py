@@ -98,3 +98,72 @@ def test_alike_in_place_uses_of_one_statement_are_all_changed(tmp_path):
 def test_the_out_of_place_pair_stays_silent(tmp_path):
     outcome = run_as_script(tmp_path, TWO_ON_ONE_LINE_CORRECT)
     assert outcome.error is None and not outcome.diagnoses
+
+
+# ---- AD136 ---------------------------------------------------------------------------------------
+
+# A backward that handles the batch in row blocks and unpacks ctx.saved_tensors in the loop's body only:
+# the second block unpacks again.
+UNPACKED_IN_A_WHILE_LOOP = """
+    import torch
+    from torch.utils.checkpoint import checkpoint
+
+    class RowScale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            ctx.save_for_backward(x, scale)
+            return x * scale
+
+        @staticmethod
+        def backward(ctx, grad):
+            grad_x = torch.empty_like(grad)
+            grad_scale = None
+            start = 0
+            while start < grad.shape[0]:
+                x, scale = ctx.saved_tensors  # READ
+                rows = slice(start, start + 2)
+                grad_x[rows] = grad[rows] * scale
+                part = (grad[rows] * x[rows]).sum(0)
+                grad_scale = part if grad_scale is None else grad_scale + part
+                start += 2
+            return grad_x, grad_scale
+
+    torch.manual_seed(0)
+    x = torch.randn(5, 3, requires_grad=True)
+    scale = torch.randn(3, requires_grad=True)
+    checkpoint(lambda a, b: RowScale.apply(a.sin(), b), x, scale, use_reentrant=False).pow(2).sum().backward()
+    grads = [x.grad, scale.grad]
+"""
+
+UNPACKED_ONCE_BEFORE_THE_LOOP = UNPACKED_IN_A_WHILE_LOOP.replace(
+    "                x, scale = ctx.saved_tensors  # READ\n", "").replace(
+    "            start = 0\n", "            start = 0\n            x, scale = ctx.saved_tensors\n")
+
+# The same loop whose names are rebound inside it (x is reassigned): no move is offered.
+UNPACKED_AND_REBOUND_IN_THE_LOOP = UNPACKED_IN_A_WHILE_LOOP.replace(
+    "                part = (grad[rows] * x[rows]).sum(0)",
+    "                x = x * 1.0\n                part = (grad[rows] * x[rows]).sum(0)")
+
+
+def test_an_unpacking_in_a_loop_body_moves_before_the_loop(tmp_path):
+    outcome = run_as_script(tmp_path, UNPACKED_IN_A_WHILE_LOOP)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD136", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("READ")
+    assert diagnosis.help[0].replacement.startswith("x, scale = ctx.saved_tensors\nwhile start < grad.shape[0]:")
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, UNPACKED_ONCE_BEFORE_THE_LOOP, "correct.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["grads"], correct["grads"]))
+
+
+def test_the_unpacking_before_the_loop_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, UNPACKED_ONCE_BEFORE_THE_LOOP)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_names_rebound_in_the_loop_keep_the_advice(tmp_path):
+    outcome = run_as_script(tmp_path, UNPACKED_AND_REBOUND_IN_THE_LOOP)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD136", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("READ")
+    assert all(suggestion.location is None for suggestion in diagnosis.help)
