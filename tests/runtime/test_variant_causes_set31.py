@@ -167,3 +167,68 @@ def test_names_rebound_in_the_loop_keep_the_advice(tmp_path):
     assert diagnosis.code == "AD136", [d.code for d in outcome.diagnoses]
     assert diagnosis.primary.line == outcome.line("READ")
     assert all(suggestion.location is None for suggestion in diagnosis.help)
+
+
+# ---- AD128 ---------------------------------------------------------------------------------------
+
+# LoRA-style fine-tuning: a function of the script collects the adapter's parameters by name and unwraps a
+# list of one (written the other way round); the adapter has one parameter here.
+ADAPTER_PARAMETERS_UNWRAPPED = """
+    import torch
+    from torch import nn
+
+    def adapter_parameters(model):
+        found = [p for n, p in model.named_parameters() if n.startswith("adapter")]
+        return found if len(found) > 1 else found[0]  # RETURNED
+
+    class Adapted(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.base = nn.Linear(3, 3)
+            self.adapter_scale = nn.Parameter(torch.ones(3))
+
+        def forward(self, x):
+            return self.base(x) * self.adapter_scale
+
+    torch.manual_seed(0)
+    model = Adapted()
+    optimizer = torch.optim.SGD(adapter_parameters(model), lr=0.1)
+    x = torch.randn(4, 3)
+    for _ in range(2):
+        optimizer.zero_grad()
+        model(x).pow(2).mean().backward()
+        optimizer.step()
+    scale = model.adapter_scale.detach().clone()
+"""
+
+ADAPTER_PARAMETERS_LISTED = ADAPTER_PARAMETERS_UNWRAPPED.replace(
+    "        return found if len(found) > 1 else found[0]  # RETURNED", "        return found")
+
+# The same function whose unwrapped value is also used elsewhere as a tensor: changing the return would
+# break that use, so the call given to the optimizer is wrapped instead.
+ADAPTER_PARAMETERS_ALSO_READ = ADAPTER_PARAMETERS_UNWRAPPED.replace(
+    "    scale = model.adapter_scale.detach().clone()",
+    "    scale = adapter_parameters(model).detach().clone()")
+
+
+def test_a_function_unwrapping_a_list_of_one_returns_the_list(tmp_path):
+    outcome = run_as_script(tmp_path, ADAPTER_PARAMETERS_UNWRAPPED)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD128", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("RETURNED")
+    assert diagnosis.help[0].replacement == "return found"
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, ADAPTER_PARAMETERS_LISTED, "correct.py")
+    assert torch.equal(fixed["scale"], correct["scale"])
+
+
+def test_the_function_returning_the_list_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, ADAPTER_PARAMETERS_LISTED)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_an_unwrapping_function_called_elsewhere_keeps_the_wrapped_call(tmp_path):
+    outcome = run_as_script(tmp_path, ADAPTER_PARAMETERS_ALSO_READ)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD128", [d.code for d in outcome.diagnoses]
+    assert "torch.optim.SGD([adapter_parameters(model)], lr=0.1)" in diagnosis.help[0].replacement
