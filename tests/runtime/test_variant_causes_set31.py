@@ -232,3 +232,56 @@ def test_an_unwrapping_function_called_elsewhere_keeps_the_wrapped_call(tmp_path
     diagnosis = outcome.diagnosis
     assert diagnosis.code == "AD128", [d.code for d in outcome.diagnoses]
     assert "torch.optim.SGD([adapter_parameters(model)], lr=0.1)" in diagnosis.help[0].replacement
+
+
+# ---- AD138 ---------------------------------------------------------------------------------------
+
+# An encoder chunks its projection into mean and log-variance, then a function of the script normalises the
+# projection in place through a method and returns it; the caller rebinds the name it passed.
+NORMALISED_IN_A_FUNCTION = """
+    import torch
+
+    def normalise_rows(t):
+        t.div_(t.norm(dim=1, keepdim=True))  # WRITE
+        return t
+
+    torch.manual_seed(0)
+    w = torch.randn(3, 4, requires_grad=True)
+    x = torch.randn(5, 3)
+    h = x @ w
+    mean, log_var = h.chunk(2, dim=1)
+    h = normalise_rows(h)
+    loss = (mean ** 2 + log_var.exp()).sum() + h.sum()
+    loss.backward()
+    grad = w.grad
+"""
+
+NORMALISED_OUT_OF_PLACE = NORMALISED_IN_A_FUNCTION.replace(
+    "        t.div_(t.norm(dim=1, keepdim=True))  # WRITE", "        t = t.div(t.norm(dim=1, keepdim=True))")
+
+# The function's write is its only effect (nothing returned, the call a statement): named, advice only.
+CLAMPED_IN_A_FUNCTION = NORMALISED_IN_A_FUNCTION.replace(
+    "        return t\n", "").replace("    h = normalise_rows(h)", "    normalise_rows(h)")
+
+
+def test_a_write_inside_a_called_function_is_named_and_made_out_of_place_there(tmp_path):
+    outcome = run_as_script(tmp_path, NORMALISED_IN_A_FUNCTION)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD138", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, NORMALISED_OUT_OF_PLACE, "correct.py")
+    assert torch.equal(fixed["grad"], correct["grad"])
+
+
+def test_the_function_written_out_of_place_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, NORMALISED_OUT_OF_PLACE)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_write_that_is_the_function_s_only_effect_gets_advice(tmp_path):
+    outcome = run_as_script(tmp_path, CLAMPED_IN_A_FUNCTION)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD138", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("WRITE")
+    assert all(suggestion.location is None for suggestion in diagnosis.help)
