@@ -285,3 +285,77 @@ def test_a_write_that_is_the_function_s_only_effect_gets_advice(tmp_path):
     assert diagnosis.code == "AD138", [d.code for d in outcome.diagnoses]
     assert diagnosis.primary.line == outcome.line("WRITE")
     assert all(suggestion.location is None for suggestion in diagnosis.help)
+
+
+# ---- AD150 ---------------------------------------------------------------------------------------
+
+# A trainer class steps its discriminator d_steps times in a while loop, through self.scaler, and updates the
+# scaler once, after the generator's step.
+DISCRIMINATOR_STEPS_BEFORE_ONE_UPDATE = """
+    import torch
+    from torch import nn
+
+    class GanTrainer:
+        def __init__(self):
+            torch.manual_seed(0)
+            self.g = nn.Linear(2, 3)
+            self.d = nn.Linear(3, 1)
+            self.g_opt = torch.optim.SGD(self.g.parameters(), lr=0.05)
+            self.d_opt = torch.optim.SGD(self.d.parameters(), lr=0.05)
+            self.scaler = torch.amp.GradScaler("cpu")
+            self.d_steps = 2
+
+        def train_step(self, real):
+            done = 0
+            while done < self.d_steps:
+                self.d_opt.zero_grad()
+                fake = self.g(torch.randn(4, 2)).detach()
+                d_loss = nn.functional.softplus(self.d(fake)).mean() + nn.functional.softplus(-self.d(real)).mean()
+                self.scaler.scale(d_loss).backward()
+                self.scaler.step(self.d_opt)  # STEP
+                done += 1
+            self.g_opt.zero_grad()
+            g_loss = nn.functional.softplus(-self.d(self.g(torch.randn(4, 2)))).mean()
+            self.scaler.scale(g_loss).backward()
+            self.scaler.step(self.g_opt)
+            self.scaler.update()
+
+    trainer = GanTrainer()
+    real = torch.randn(4, 3)
+    for _ in range(2):
+        trainer.train_step(real)
+    weights = [p.detach().clone() for p in [*trainer.g.parameters(), *trainer.d.parameters()]]
+"""
+
+DISCRIMINATOR_STEPS_EACH_UPDATED = DISCRIMINATOR_STEPS_BEFORE_ONE_UPDATE.replace(
+    "                self.scaler.step(self.d_opt)  # STEP",
+    "                self.scaler.step(self.d_opt)\n                self.scaler.update()")
+
+# Gradients accumulated over micro-batches (no zero_grad in the loop) but stepped in every pass: which of the
+# two was meant is not in the program; the advice stays.
+MICRO_BATCHES_STEPPED_EACH = DISCRIMINATOR_STEPS_BEFORE_ONE_UPDATE.replace(
+    "            while done < self.d_steps:\n                self.d_opt.zero_grad()\n",
+    "            self.d_opt.zero_grad()\n            while done < self.d_steps:\n")
+
+
+def test_an_inner_loop_of_whole_steps_gets_an_update_after_each_step(tmp_path):
+    outcome = run_as_script(tmp_path, DISCRIMINATOR_STEPS_BEFORE_ONE_UPDATE)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD150", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("STEP")
+    assert diagnosis.help[0].replacement == "self.scaler.step(self.d_opt)\nself.scaler.update()"
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, DISCRIMINATOR_STEPS_EACH_UPDATED, "correct.py")
+    assert all(torch.equal(a, b) for a, b in zip(fixed["weights"], correct["weights"]))
+
+
+def test_the_updated_discriminator_steps_stay_silent(tmp_path):
+    outcome = run_as_script(tmp_path, DISCRIMINATOR_STEPS_EACH_UPDATED)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_micro_batches_stepped_in_every_pass_keep_the_advice(tmp_path):
+    outcome = run_as_script(tmp_path, MICRO_BATCHES_STEPPED_EACH)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD150", [d.code for d in outcome.diagnoses]
+    assert all(suggestion.location is None for suggestion in diagnosis.help)
