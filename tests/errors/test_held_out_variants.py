@@ -402,8 +402,6 @@ NOT_YET = {
     "moco_queue_truncated_with_resize_after_keys_from_encoder_with_grad": (False, "advice"),
     # AD152: a hook's result must stay sparse; what sparse term is meant is the program's choice.
     "sparse_embedding_weight_hook_in_lib_adds_dense_l2_gradient": (True, "advice"),
-    # AD235: the .data in the helper is named through the strict jacobian's function, off the marked line.
-    "strict_jacobian_through_lib_normaliser_reading_data": (False, "advice"),
     # Set 31 (causes in docs/errors.md, set 31). AD303: the first help (deepcopy's memo) changes the deepcopy
     # call, named as the catalogue does; the variant marks the line that keeps the distribution on self.
     "ppo_policy_keeps_distribution_on_self_then_deepcopied": (False, "right"),

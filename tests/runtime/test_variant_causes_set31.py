@@ -359,3 +359,61 @@ def test_micro_batches_stepped_in_every_pass_keep_the_advice(tmp_path):
     diagnosis = outcome.diagnosis
     assert diagnosis.code == "AD150", [d.code for d in outcome.diagnoses]
     assert all(suggestion.location is None for suggestion in diagnosis.help)
+
+
+# ---- AD235 (set 30's leftover) -------------------------------------------------------------------
+
+# The transformed function itself reads its input through detach(): a policy's action probabilities, their
+# Jacobian taken in strict mode.
+PROBABILITIES_OF_DETACHED_LOGITS = """
+    import torch
+    from torch.autograd.functional import jacobian
+
+    weight = torch.tensor([[0.5, -1.0], [2.0, 0.3], [-0.7, 1.1]])
+
+    def action_probabilities(observation):
+        return torch.softmax(weight @ observation.detach(), dim=0)  # CUT
+
+    jac = jacobian(action_probabilities, torch.tensor([0.2, -0.4]), strict=True)
+"""
+
+PROBABILITIES_WITH_GRAPH = PROBABILITIES_OF_DETACHED_LOGITS.replace("observation.detach()", "observation")
+
+# A helper that reads .data, called from two places: one of them may rely on the cut, so the advice stays.
+HELPER_READING_DATA_CALLED_TWICE = """
+    import torch
+    from torch.autograd.functional import jacobian
+
+    def unit(v):
+        return v.data / v.data.norm()
+
+    def direction(x):
+        return unit(torch.stack([x[0] * x[1], x[1] + 1.0]))  # RETURNED
+
+    target = unit(torch.tensor([3.0, 4.0]))
+    jac = jacobian(direction, torch.tensor([0.5, 2.0]), strict=True)
+"""
+
+
+def test_a_parameter_read_through_detach_is_read_itself(tmp_path):
+    outcome = run_as_script(tmp_path, PROBABILITIES_OF_DETACHED_LOGITS)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD235", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("CUT")
+    assert diagnosis.help[0].replacement == "return torch.softmax(weight @ observation, dim=0)"
+    fixed = run_plain(tmp_path, apply_help(outcome), "fixed.py")
+    correct = run_plain(tmp_path, PROBABILITIES_WITH_GRAPH, "correct.py")
+    assert torch.equal(fixed["jac"], correct["jac"])
+
+
+def test_the_function_reading_its_input_stays_silent(tmp_path):
+    outcome = run_as_script(tmp_path, PROBABILITIES_WITH_GRAPH)
+    assert outcome.error is None and not outcome.diagnoses
+
+
+def test_a_helper_reading_data_called_twice_keeps_the_advice(tmp_path):
+    outcome = run_as_script(tmp_path, HELPER_READING_DATA_CALLED_TWICE)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == "AD235", [d.code for d in outcome.diagnoses]
+    assert diagnosis.primary.line == outcome.line("RETURNED")
+    assert all(suggestion.location is None for suggestion in diagnosis.help)
