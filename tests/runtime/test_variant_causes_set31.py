@@ -9,7 +9,19 @@ Where several in-place uses of one statement are alike (two `LeakyReLU(slope, in
 the help changed the first one only and the program still failed at the other; it changes them all.
 
 AD136: a backward that reads ctx.saved_tensors inside a loop (once per chunk) under checkpoint had no
-second read to name (the one read repeats), and the check failed internally: not diagnosed."""
+second read to name (the one read repeats), and the check failed internally: not diagnosed.
+
+AD128: a function of the user's that unwraps a list of one (`ps[0] if len(ps) == 1 else ps`), given to an
+optimizer, got the call wrapped in a list: right for one tensor only; the function's return is named now.
+
+AD138: a base written in place inside a function the user's statement calls with it was named at the call,
+with advice; the write inside the function is named, and made out of place where the function returns it.
+
+AD150: n critic steps in an inner loop (each a whole step: zero_grad, backward, step) with one update() after
+the generator's step got advice; update() goes after each of those steps.
+
+AD235 (set 30's leftover): a strict transform's function whose output is computed from `p.data` or
+`p.detach()` of its parameter, in itself or in a helper whose result it returns, got advice at its return."""
 
 from __future__ import annotations
 
