@@ -402,8 +402,17 @@ NOT_YET = {
     "moco_queue_truncated_with_resize_after_keys_from_encoder_with_grad": (False, "advice"),
     # AD152: a hook's result must stay sparse; what sparse term is meant is the program's choice.
     "sparse_embedding_weight_hook_in_lib_adds_dense_l2_gradient": (True, "advice"),
-    # AD235: the .data in the helper is named through the strict jacobian's function, off the marked line.
-    "strict_jacobian_through_lib_normaliser_reading_data": (False, "advice"),
+    # Set 31 (causes in docs/errors.md, set 31). AD303: the first help (deepcopy's memo) changes the deepcopy
+    # call, named as the catalogue does; the variant marks the line that keeps the distribution on self.
+    "ppo_policy_keeps_distribution_on_self_then_deepcopied": (False, "right"),
+    # AD125: the checkpointed method appends to the module's memory itself; moving that out of it (the memory
+    # passed as an argument, appended by the caller) changes the method and its caller.
+    "streaming_block_appends_memory_inside_checkpoint": (True, "advice"),
+    # AD142: a varargs Function's backward unpacks three names where two were saved; the body that uses them
+    # must be rewritten for any number of fields: the Function's author's.
+    "recommender_varargs_interaction_function_unpacks_three_fields": (True, "advice"),
+    # AD237: a jvp (with save_for_forward in setup_context) for the Function: its author's.
+    "influence_hvp_forward_over_reverse_through_lib_log_sigmoid_function": (True, "advice"),
 }
 
 # Variants not yet diagnosed with the catalogue's code (set 17's first run): pinned, so that a change

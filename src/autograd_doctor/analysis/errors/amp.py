@@ -773,6 +773,17 @@ def stepped_twice(context: ErrorContext, already):
                 helps.insert(0, Suggestion(f"call {receiver}.update() after every {receiver}.step(): take it out of "
                                            "the condition, to the end of the iteration", text, holder_location))
                 return diagnosis(codes.STEP_BEFORE_UPDATE, primary, related=[location], notes=notes, help=helps)
+            inner = _loop_of_whole_steps(filename, scope, statement, receiver, optimizer_text)
+            if inner is not None:
+                # n_critic steps of one optimizer in an inner loop, each pass a whole step of its own
+                # (zero_grad, backward, step), and update() only later in the outer iteration (after
+                # another optimizer's step): the update belongs after each of those steps too.
+                step_text = segment(filename, statement)  # the statement without its trailing comment
+                notes.append(f"the loop at line {inner.lineno} steps {optimizer_text} in every pass (each pass zeroes "
+                             f"its gradients first), and {receiver}.update() runs only after that loop")
+                helps.insert(0, Suggestion(f"call {receiver}.update() after this {receiver}.step() too, inside the "
+                                           "loop: every step is followed by its update",
+                                           f"{step_text}\n{receiver}.update()", statement_location(filename, statement)))
     elif elsewhere := _updates_elsewhere(filename, scope, receiver):
         # update() exists, in another function (an epoch-end hook): adding one after the step would
         # leave that one running with no step before it, which GradScaler refuses too.
@@ -918,6 +929,24 @@ def _update_after_stepping_loop(filename: str, scope: ast.AST | None, step: ast.
     span = statement_location(filename, step)
     span.end_line, span.end_column = update.end_lineno, update.end_col_offset
     return update, loop, "\n".join(line[len(indent):] for line in lines), span
+
+
+def _loop_of_whole_steps(filename: str, scope: ast.AST | None, step: ast.stmt, receiver: str, optimizer_text: str):
+    """The loop whose own body holds `step` and `<optimizer>.zero_grad()` of the stepped optimizer (each
+    pass a whole step, not one micro-batch of accumulation), with no update() or unscale_() of the
+    scaler in it, when the scaler's update() is called in the function after that loop. None otherwise."""
+    if scope is None:
+        return None
+    loop = next((node for node in ast.walk(scope) if isinstance(node, (ast.For, ast.AsyncFor, ast.While))
+                 and step in node.body), None)
+    if loop is None or any(_calls(node, method, receiver, filename) for node in loop.body
+                           for method in ("update", "unscale_")):
+        return None
+    zeroes = any(_method_call(node, "zero_grad") is not None
+                 and segment(filename, node.value.func.value) == optimizer_text for node in loop.body)
+    later = any(_is_update_of(filename, node, receiver) and node.lineno > loop.end_lineno
+                for node in ast.walk(scope) if isinstance(node, ast.stmt))
+    return loop if zeroes and later else None
 
 
 def _update_holder_line(update: ast.stmt, scope: ast.AST) -> int | None:

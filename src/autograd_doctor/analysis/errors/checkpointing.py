@@ -12,7 +12,7 @@ from autograd_doctor.analysis.errors.context import ErrorContext, enclosing_func
 from autograd_doctor.recording.frames import is_internal_file
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import (
-    parse_file, replace_node_text, source_line, statement_at, statement_location,
+    parse_file, replace_node_text, replace_nodes_text, source_line, statement_at, statement_location,
 )
 
 
@@ -368,17 +368,67 @@ def saved_tensors_twice(context: ErrorContext, already):
     notes = ["under the non-reentrant checkpoint each saved tensor is recomputed when backward unpacks it, and "
              "can be unpacked only once; without checkpoint a second read works, so the mistake shows only here"]
     advice = Suggestion("read ctx.saved_tensors once, at the top of backward, and use those variables afterwards")
+    hoisted = _unpack_before_loop(filename, function, statement, reads)
+    if hoisted is not None:
+        return diagnosis(codes.CHECKPOINT_SAVED_UNPACKED_TWICE, location, notes=notes, help=[hoisted, advice])
     if not earlier:
         own = [r for r in reads if statement.lineno <= r.lineno <= statement.end_lineno]
         once = _read_once_before(filename, function, statement, location, own) if len(own) > 1 else None
         return diagnosis(codes.CHECKPOINT_SAVED_UNPACKED_TWICE, location, notes=notes,
                          help=[h for h in (once, advice) if h])
     first_statement = statement_at(filename, earlier[0].lineno)
+    if first_statement is None:  # read in the header of a loop or an `if`: no simple statement holds it
+        first = line_location(filename, earlier[0].lineno, role="read", note="first read of ctx.saved_tensors")
+        return diagnosis(codes.CHECKPOINT_SAVED_UNPACKED_TWICE, location, [first] if first else [], notes, [advice])
     first = statement_location(filename, first_statement, role="read", note="first read of ctx.saved_tensors")
     reuse = _reuse_first_read(filename, statement, location, first_statement, reads) or \
         _merge_unpackings(filename, function, reads)
     helps = [reuse, advice]
     return diagnosis(codes.CHECKPOINT_SAVED_UNPACKED_TWICE, location, [first], notes, [h for h in helps if h])
+
+
+def _unpack_before_loop(filename, function, statement, reads):
+    """`h, w = ctx.saved_tensors` in the body of a loop of backward (once per chunk): the second
+    iteration unpacks again. The unpacking moves above the loop, and a read in the loop's header
+    (`range(ctx.saved_tensors[2].numel())`) uses the name bound to that index: the same tensors,
+    unpacked once. The change is the loop statement with the unpacking put before it. None unless
+    the unpacking is a one-line statement of the loop's own body (not its only one) whose names are
+    bound nowhere else in backward, and every other read is such a header subscript."""
+    target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+    if not (target is not None and statement.value in reads and statement.lineno == statement.end_lineno
+            and isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(t, ast.Name) for t in target.elts)):
+        return None
+    loop = next((node for node in ast.walk(function) if isinstance(node, (ast.For, ast.While))
+                 and any(child is statement for child in node.body)), None)
+    if loop is None or len(loop.body) < 2:
+        return None
+    names = {position: t.id for position, t in enumerate(target.elts)}
+    bound_elsewhere = {t.id for n in ast.walk(function) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                       and n is not statement
+                       for t in ast.walk(n.targets[0] if isinstance(n, ast.Assign) else n.target)
+                       if isinstance(t, ast.Name)}
+    if bound_elsewhere & set(names.values()):
+        return None
+    header = loop.iter if isinstance(loop, ast.For) else loop.test
+    header_reads = {id(n) for n in ast.walk(header)}
+    replacements = []
+    for read in reads:
+        if read is statement.value:
+            continue
+        subscript = next((n for n in ast.walk(header) if isinstance(n, ast.Subscript) and n.value is read), None)
+        if id(read) not in header_reads or subscript is None or not (
+                isinstance(subscript.slice, ast.Constant) and subscript.slice.value in names):
+            return None
+        replacements.append((subscript, names[subscript.slice.value]))
+    loop_text = replace_nodes_text(filename, loop, replacements)
+    unpacking = text_of(filename, statement)
+    if loop_text is None or unpacking is None:
+        return None
+    lines = loop_text.split("\n")
+    del lines[statement.lineno - loop.lineno]
+    location = statement_location(filename, loop, role="read", note="the loop that unpacks ctx.saved_tensors each time")
+    return statement_change(location, "unpack ctx.saved_tensors once, before the loop: the same tensors",
+                            unpacking + "\n" + "\n".join(lines))
 
 
 def _merge_unpackings(filename, function, reads):

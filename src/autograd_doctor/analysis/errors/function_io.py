@@ -511,12 +511,80 @@ def strict_output_without_grad(context: ErrorContext, already):
                                   "same kind of draw, written as a function of the parameters, so its derivative "
                                   "exists", new)]
         return diagnosis(codes.STRICT_OUTPUT_WITHOUT_GRAD, location, notes=notes, help=helps)
+    cut = _argument_read_without_graph(context, filename, function, returned,
+                                       _transformed_function_globals(context, _FUNCTIONAL_FUNCTIONS) or {})
+    if cut is not None:
+        cut_file, cut_return, reads = cut
+        spelled = ", ".join(dict.fromkeys(text_of(cut_file, read) for read in reads))
+        location = statement_location(cut_file, cut_return, role="cut", note=f"{spelled} reads the values without "
+                                      "their graph, so what is returned does not depend on the input through autograd")
+        new = replace_nodes_text(cut_file, cut_return, [(read, text_of(cut_file, _read_tensor(read))) for read in reads])
+        helps = [statement_change(location, f"read the tensor itself instead of {spelled}: the same values, with the "
+                                  "graph the transform differentiates", new)]
+        return diagnosis(codes.STRICT_OUTPUT_WITHOUT_GRAD, location, notes=notes, help=helps)
     location = statement_location(filename, returned, note="what the function returns does not depend on its input "
                                   "through operations autograd records")
     helps = [Suggestion("look for what cuts the path between the input and this value: torch.tensor(...) of "
                         "computed values (use torch.stack), .detach(), .item() or .tolist(), NumPy, a torch.no_grad() "
                         "block, integer ops (argmax, round); an output that is constant on purpose needs strict=False")]
     return diagnosis(codes.STRICT_OUTPUT_WITHOUT_GRAD, location, notes=notes, help=helps)
+
+
+def _read_tensor(read: ast.expr) -> ast.expr:
+    """`v` of `v.data` or `v.detach()`."""
+    return read.func.value if isinstance(read, ast.Call) else read.value
+
+
+def _argument_read_without_graph(context: ErrorContext, filename: str, function: ast.FunctionDef,
+                                 returned: ast.Return, scope: dict):
+    """(file, return statement, reads) where the value returned is computed from `p.data` or
+    `p.detach()` of a parameter p of the function whose one return it is: the transformed function
+    itself, or a function of the user's files it returns the result of (`return unit(v)`), called
+    once in those files (removing the cut there changes no other caller). None otherwise, and where
+    the return also leaves torch (`.numpy()`, `.tolist()`, `.item()`), which needs the cut."""
+    from autograd_doctor.diagnosis.source import parse_file
+
+    def cut_reads(definition: ast.FunctionDef, statement: ast.Return) -> list:
+        parameters = {a.arg for a in definition.args.posonlyargs + definition.args.args + definition.args.kwonlyargs}
+        if any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+               and node.func.attr in ("numpy", "tolist", "item") for node in ast.walk(statement.value)):
+            return []  # the values leave torch (x.detach().numpy()): the detach is needed there, the cut is elsewhere
+        reads = []
+        for node in ast.walk(statement.value):
+            if isinstance(node, ast.Attribute) and node.attr == "data" and isinstance(node.value, ast.Name) \
+                    and node.value.id in parameters:
+                reads.append(node)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach" \
+                    and not node.args and isinstance(node.func.value, ast.Name) and node.func.value.id in parameters:
+                reads.append(node)
+        return reads
+
+    own = cut_reads(function, returned)
+    if own:
+        return filename, returned, own
+    call = returned.value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+        return None
+    callee = scope.get(call.func.id)
+    code = getattr(callee, "__code__", None)
+    files = context.files_reached()
+    if code is None or code.co_filename not in files + [filename]:
+        return None
+    tree = parse_file(code.co_filename)
+    definition = next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                       and node.name == code.co_name and node.lineno <= code.co_firstlineno <= node.body[0].lineno),
+                      None) if tree is not None else None
+    inner = _only_return(definition) if definition is not None else None
+    if inner is None:
+        return None
+    calls = 0
+    for other_file in dict.fromkeys(files + [filename]):
+        other = parse_file(other_file)
+        calls += sum(1 for node in ast.walk(other) if isinstance(node, ast.Call)
+                     and getattr(node.func, "id", getattr(node.func, "attr", None)) == code.co_name) \
+            if other is not None else 0
+    reads = cut_reads(definition, inner)
+    return (code.co_filename, inner, reads) if reads and calls == 1 else None
 
 
 def _distribution_class(node: ast.expr, scope: dict):

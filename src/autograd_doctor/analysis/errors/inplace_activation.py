@@ -12,7 +12,7 @@ from autograd_doctor.analysis.errors.build import diagnosis, statement_change, t
 from autograd_doctor.analysis.errors.context import ErrorContext
 from autograd_doctor.diagnosis.model import Suggestion
 from autograd_doctor.diagnosis.source import (
-    parse_file, replace_node_text, source_line, statement_at, statement_location,
+    parse_file, replace_node_text, replace_nodes_text, source_line, statement_at, statement_location,
 )
 
 ACTIVATIONS = {"leaky": ("LeakyReLU", "leaky_relu"), "elu": ("ELU", "elu")}
@@ -66,6 +66,16 @@ def negative_slope_inplace(context: ErrorContext, already):
     use = context.raise_location(role="backward", note="backward() failed here")
     notes = [f"{class_name} with a negative slope cannot run in place: its backward needs the input's "
              "sign, which the in-place forward overwrote"]
+    if kind == "leaky" and all(not_negative for not_negative, *_ in candidates):
+        slope_set = _slope_set_after_construction(context)
+        if slope_set is not None:
+            filename, statement, target = slope_set
+            location = statement_location(filename, statement, role="inplace",
+                                          note="the slope made negative on a LeakyReLU built with inplace=True")
+            new_statement = f"{text_of(filename, statement)}\n{text_of(filename, target)}.inplace = False"
+            helps = [statement_change(location, "make that module compute out of place too: the same values, "
+                                      "in a new tensor, so backward still sees the input's sign", new_statement)]
+            return diagnosis(codes.NEGATIVE_SLOPE_INPLACE, location, [use], notes, helps)
     if not candidates:
         return diagnosis(codes.NEGATIVE_SLOPE_INPLACE, use, notes=notes, help=[Suggestion(
             f"find the {class_name}(..., inplace=True) or F.{function}(..., inplace=True) with a negative "
@@ -82,9 +92,15 @@ def negative_slope_inplace(context: ErrorContext, already):
         helps = [statement_change(location, f"call {function}, the out-of-place function: the same values, in a "
                                   "new tensor, so backward still sees the input's sign", new_statement)]
         return diagnosis(codes.NEGATIVE_SLOPE_INPLACE, location, [use], notes, helps)
+    # Every in-place use of the statement that is as likely as this one (nn.Sequential(..., LeakyReLU(s,
+    # inplace=True), ..., LeakyReLU(s, inplace=True)) on one line): backward reaches the last one first,
+    # and a change of one of them leaves the program failing at another.
+    alike = [other for rank, other_file, other_call, other in candidates
+             if rank == candidates[0][0] and other_file == filename and other is not None
+             and statement.lineno <= other_call.lineno and other_call.end_lineno <= statement.end_lineno]
     new_statement = _kept(context, filename, statement, call,
-                          replace_node_text(filename, statement, keyword.value, "False"))
-    own_line = _own_line_change(filename, statement, call, keyword)
+                          replace_nodes_text(filename, statement, [(other.value, "False") for other in alike]))
+    own_line = _own_line_change(filename, statement, call, keyword) if len(alike) == 1 else None
     if own_line is not None:
         # One element of a multi-line nn.Sequential(...): name and change that line only.
         location.line = location.end_line = call.lineno
@@ -93,6 +109,29 @@ def negative_slope_inplace(context: ErrorContext, already):
         new_statement = own_line
     helps = [statement_change(location, "compute it out of place", new_statement)]
     return diagnosis(codes.NEGATIVE_SLOPE_INPLACE, location, [use], notes, helps)
+
+
+def _slope_set_after_construction(context: ErrorContext):
+    """(file, statement, target) of the one assignment `<module>.negative_slope = ...` in the user's
+    files, where no LeakyReLU is written with a negative slope and a module bound in the user's frames
+    is an nn.LeakyReLU in place whose slope is negative now: the slope was set on the built module
+    (an ablation run with model.apply(), a loop over model.modules()), and `inplace = False` set
+    there too computes the same values. None where there is not exactly one such assignment."""
+    import torch
+
+    from autograd_doctor.analysis.errors.hook_returns import _modules_reached
+
+    if not any(isinstance(module, torch.nn.LeakyReLU) and module.inplace and module.negative_slope < 0
+               for module in _modules_reached(context)):
+        return None
+    found = []
+    for filename in context.files_reached():
+        tree = parse_file(filename)
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == "negative_slope":
+                found.append((filename, node, node.targets[0].value))
+    return found[0] if len(found) == 1 else None
 
 
 def _kept(context: ErrorContext, filename: str, statement: ast.stmt, call: ast.Call,

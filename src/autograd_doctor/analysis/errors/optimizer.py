@@ -53,6 +53,19 @@ def params_not_iterable(context: ErrorContext, already):
             f"its first dimension, so PyTorch refuses it explicitly; {class_name} is built from what this call "
             "passes"], help=[statement_change(caller_location, f"pass a list: [{text}]",
                                               replace_node_text(caller_file, caller_statement, passed, f"[{text}]"))])
+    unwrapped = _unwrapping_return(context, frame, call.args[0]) if call is not None and call.args else None
+    if unwrapped is not None:
+        # The argument is a call of the user's function that returns its list's one element when the
+        # list has one (`ps[0] if len(ps) == 1 else ps`): returning the list always keeps the optimizer
+        # right however many tensors the list holds, where wrapping the call is right for one only.
+        helper_file, returned, listed = unwrapped
+        returned_location = statement_location(helper_file, returned, role="returned",
+                                               note=f"returns the one tensor of {listed} instead of the list")
+        return diagnosis(codes.OPTIMIZER_PARAMS_NOT_ITERABLE, returned_location, [location], notes=[
+            "optimizers take an iterable of parameters (or of parameter-group dicts); a tensor is iterable along "
+            f"its first dimension, so PyTorch refuses it explicitly; the function {class_name} is given returns "
+            f"the element of {listed} when it holds one"], help=[statement_change(
+                returned_location, f"return the list, {listed}, whatever its length", f"return {listed}")])
     if call is not None:
         argument = call.args[0]
         text = text_of(filename, argument)
@@ -65,6 +78,48 @@ def params_not_iterable(context: ErrorContext, already):
                      notes=["optimizers take an iterable of parameters (or of parameter-group dicts); a "
                             "tensor is iterable along its first dimension, so PyTorch refuses it explicitly"],
                      help=helps)
+
+
+def _unwrapping_return(context: ErrorContext, frame, argument: ast.expr):
+    """(file, return statement, list name) where `argument` calls a function of the user's files,
+    called nowhere else in them, whose return is `L[0] if len(L) == 1 else L` (or `L if len(L) > 1
+    else L[0]`): a list of one unwrapped into its element. None otherwise."""
+    from autograd_doctor.diagnosis.source import parse_file, statement_at
+
+    if not (isinstance(argument, ast.Call) and isinstance(argument.func, (ast.Name, ast.Attribute))):
+        return None
+    function = value_of(frame, argument.func)
+    code = getattr(function, "__code__", None)
+    if code is None or code.co_filename not in context.files_reached():
+        return None
+    tree = parse_file(code.co_filename)
+    definition = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                       and node.name == code.co_name and node.lineno <= code.co_firstlineno <= node.body[0].lineno),
+                      None) if tree is not None else None
+    if definition is None:
+        return None
+    calls = 0
+    for filename in context.files_reached():
+        other = parse_file(filename)
+        calls += sum(1 for node in ast.walk(other) if isinstance(node, ast.Call)
+                     and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) == code.co_name) \
+            if other is not None else 0
+    if calls != 1:
+        return None
+    found = []
+    for node in ast.walk(definition):
+        if not (isinstance(node, ast.Return) and isinstance(node.value, ast.IfExp)):
+            continue
+        branches = (node.value.body, node.value.orelse)
+        listed = [b.id for b in branches if isinstance(b, ast.Name)]
+        element = [b for b in branches if isinstance(b, ast.Subscript) and isinstance(b.value, ast.Name)
+                   and isinstance(b.slice, ast.Constant) and b.slice.value == 0]
+        lengths = [n for n in ast.walk(node.value.test) if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "len"
+                   and len(n.args) == 1 and isinstance(n.args[0], ast.Name)]
+        if len(listed) == 1 and len(element) == 1 and element[0].value.id == listed[0] \
+                and any(n.args[0].id == listed[0] for n in lengths):
+            found.append((code.co_filename, statement_at(code.co_filename, node.lineno), listed[0]))
+    return found[0] if len(found) == 1 and found[0][1] is not None else None
 
 
 def _caller_passing(context: ErrorContext, frame, argument: ast.expr):

@@ -327,12 +327,23 @@ def multi_output_base_modified(context: ErrorContext, already):
         write_statement = statement_at(filename, write_line)
         write = statement_location(filename, write_statement, role="write",
                                    note=f"writes {written_text} in place after the pieces were made")
-        helps = [s for s in write_fixes(filename, write_statement, write_line, None, WriteFacts())
-                 if s.replacement and s.location is not None][:1]
+        inside = _write_inside_called_function(frame, write_statement, base)
+        if inside is not None:
+            # `scores = add_bias(scores, b)` where the function writes its parameter in place (`scores += b`)
+            # and returns it: the write is that line, and out of place there the caller still gets the sum.
+            helper_file, helper_statement, returned = inside
+            write = statement_location(helper_file, helper_statement, role="write",
+                                       note=f"writes {written_text} in place (in the function called at line "
+                                            f"{write_line}) after the pieces were made")
+            helps = [s for s in write_fixes(helper_file, helper_statement, helper_statement.lineno, None, WriteFacts())
+                     if s.replacement and s.location is not None][:1] if returned else []
+        else:
+            helps = [s for s in write_fixes(filename, write_statement, write_line, None, WriteFacts())
+                     if s.replacement and s.location is not None][:1]
         for suggestion in helps:
             suggestion.message = (f"write out of place: {written_text} then refers to a new tensor, and the pieces "
                                   "keep the values they were made with")
-        if not helps:
+        if not helps and inside is None:
             helps = [s for s in [_out_of_place_module(frame, filename, write_statement)] if s is not None]
         helps.append(Suggestion(f"or, if the pieces should see the write, make them after it (move "
                                 f"`{text_of(filename, made)}` below line {write_line})"))
@@ -412,6 +423,72 @@ def _out_of_place_module(frame, filename: str, statement: ast.stmt) -> Suggestio
                           replace_node_text(made_file, made, built[0], ast.unparse(plain)),
                           statement_location(made_file, made))
     return None
+
+
+def _write_inside_called_function(frame, statement: ast.stmt | None, base):
+    """(file, statement, returned) of the one in-place write (`x += b`, `x[i] = v`, `x.mul_(s)`) into its
+    parameter by a function of the user's that `statement` calls with `base` (or a piece of it) as that
+    argument; `returned` when the function ends with `return <parameter>` and the statement binds the
+    result to the name it passed (`scores = add_bias(scores, b)`), so that the write can be made out
+    of place there. None when the call is not the user's function or it has no such single write."""
+    import inspect
+
+    import torch
+
+    from autograd_doctor.diagnosis.source import parse_file
+    from autograd_doctor.recording.frames import is_internal_file
+
+    value = statement.value if isinstance(statement, (ast.Assign, ast.Expr)) else None
+    if not isinstance(value, ast.Call):
+        return None
+    function = value_of(frame, value.func)
+    code = getattr(function, "__code__", None)
+    if code is None or is_internal_file(code.co_filename):
+        return None
+    positions = [i for i, argument in enumerate(value.args)
+                 if isinstance(t := value_of(frame, argument), torch.Tensor) and (t is base or t._base is base)]
+    if len(positions) != 1:
+        return None
+    offset = 1 if inspect.ismethod(function) else 0
+    parameters = code.co_varnames[:code.co_argcount]
+    if positions[0] + offset >= len(parameters):
+        return None
+    parameter = parameters[positions[0] + offset]
+    tree = parse_file(code.co_filename)
+    definition = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                       and node.name == code.co_name and node.lineno <= code.co_firstlineno <= node.body[0].lineno),
+                      None) if tree is not None else None
+    if definition is None:
+        return None
+
+    def root(node):
+        while isinstance(node, (ast.Subscript, ast.Attribute, ast.Call)):
+            node = node.func if isinstance(node, ast.Call) else node.value
+        return node.id if isinstance(node, ast.Name) else None
+
+    writes, rebound = [], False
+    for node in ast.walk(definition):
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, (ast.Name, ast.Subscript)) \
+                and root(node.target) == parameter:
+            writes.append(node)
+        elif isinstance(node, ast.Assign):
+            if any(isinstance(t, ast.Name) and t.id == parameter for t in node.targets):
+                rebound = True
+            elif any(isinstance(t, ast.Subscript) and root(t) == parameter for t in node.targets):
+                writes.append(node)
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) \
+                and isinstance(node.value.func, ast.Attribute) and node.value.func.attr.endswith("_") \
+                and not node.value.func.attr.startswith("_") and root(node.value.func.value) == parameter:
+            writes.append(node)
+    if len(writes) != 1 or rebound:
+        return None
+    last = definition.body[-1]
+    passed = value.args[positions[0]]
+    returned = (isinstance(last, ast.Return) and isinstance(last.value, ast.Name) and last.value.id == parameter
+                and isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                and isinstance(passed, ast.Name) and isinstance(statement.targets[0], ast.Name)
+                and statement.targets[0].id == passed.id)
+    return code.co_filename, writes[0], returned
 
 
 def _write_into(filename: str, frame, base, base_name: str | None, first: int, last: int):
