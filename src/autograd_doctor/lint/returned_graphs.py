@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.arguments import nested_statements
 from autograd_doctor.lint.releasing_helpers import is_releasing_call
+from autograd_doctor.lint.type_tests import branch_without_tensor
 from autograd_doctor.lint.walk import own_nodes
 
 # Methods whose result carries no graph.
@@ -356,7 +357,7 @@ class Interpreter:
                 frame.returns.append((self.eval(stmt.value, frame), stmt))
         elif isinstance(stmt, ast.If):
             self.eval(stmt.test, frame)
-            self.branches([stmt.body, stmt.orelse], frame)
+            self.branches([stmt.body, stmt.orelse], frame, self._no_tensor_names(stmt.test))
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
             self.loop(stmt, frame)
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
@@ -376,11 +377,17 @@ class Interpreter:
             self.exec_body(stmt.orelse, frame)
             self.exec_body(stmt.finalbody, frame)
 
-    def branches(self, bodies, frame):
+    def branches(self, bodies, frame, no_tensor=(None, None)):
+        """Run each body from the same start and join what they bind; ``no_tensor``
+        names, per body, a name that is no tensor there (the branch of a type test,
+        type_tests.py), so that the body starts with it holding no graph."""
         before = dict(frame.env)
         results = []
-        for body in bodies:
+        for i, body in enumerate(bodies):
             frame.env = dict(before)
+            name = no_tensor[i] if i < len(no_tensor) else None
+            if name is not None and name in frame.env:
+                frame.env[name] = NOTHING
             self.exec_body(body, frame)
             results.append(frame.env)
         merged = {}
@@ -504,7 +511,9 @@ class Interpreter:
             return value
         if isinstance(node, ast.IfExp):
             self.eval(node.test, frame)
-            return join(self.eval(node.body, frame), self.eval(node.orelse, frame))
+            in_body, in_orelse = self._no_tensor_names(node.test)
+            return join(self._eval_without(node.body, in_body, frame),
+                        self._eval_without(node.orelse, in_orelse, frame))
         if isinstance(node, (ast.Compare, ast.BoolOp)):
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.expr):
@@ -532,6 +541,28 @@ class Interpreter:
         if isinstance(node, ast.Call):
             return self.eval_call(node, frame)
         return NOTHING
+
+    def _no_tensor_names(self, test) -> tuple:
+        """``(name in the body, name in the else branch)``: the name a type test
+        proves no tensor on that branch (`loss.item() if torch.is_tensor(loss) else
+        loss`: `loss` in the else branch), None elsewhere."""
+        read = branch_without_tensor(self.checker, test)
+        if read is None:
+            return None, None
+        name, in_body = read
+        return (name, None) if in_body else (None, name)
+
+    def _eval_without(self, node, name, frame) -> Value:
+        """``node``'s value with ``name`` holding no graph while it is evaluated."""
+        if name is None or name not in frame.env:
+            return self.eval(node, frame)
+        held = frame.env[name]
+        frame.env[name] = NOTHING
+        try:
+            return self.eval(node, frame)
+        finally:
+            if frame.env.get(name) is NOTHING:
+                frame.env[name] = held
 
     def comprehension(self, node, frame):
         saved = dict(frame.env)
