@@ -65,9 +65,9 @@ class ActorCriticAgent:
         next_value = self.critic(next_state_t) if not done else torch.zeros_like(current_value).to(device)
 
         td_target = reward_t + self.gamma * next_value * (1 - done_t)
-        td_error = td_target - current_value
+        td_error = td_target - current_value  # expect: ADL032
 
-        critic_loss = td_error.pow(2).mean()  # missed: ADL032, the target's critic call is in a conditional expression and the loss is a squared TD error
+        critic_loss = td_error.pow(2).mean()
 
         self.critic_optimizer.zero_grad()
         critic_loss.backward()

@@ -86,7 +86,7 @@ class QuantumRLAgent:
         values = self.value_net(states).squeeze()
         next_values = self.value_net(next_states).squeeze()
         targets = rewards + gamma * next_values * (1 - dones.float())
-        advantages = targets - values  # expect: ADL032  (false finding of the first run: the target is detached in the value loss, the advantage in the policy loss, and nothing here has a graph)
+        advantages = targets - values
         value_loss = F.mse_loss(values, targets.detach())
         policy_actions = self.policy(states)
         action_diff = F.mse_loss(policy_actions, actions, reduction="none")

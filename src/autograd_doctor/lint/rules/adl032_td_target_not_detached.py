@@ -364,6 +364,11 @@ def _carries(checker, expr, before: int, assigns, owners: set, depth: int) -> bo
             _carries(checker, expr.right, before, assigns, owners, depth + 1)
     if isinstance(expr, ast.UnaryOp):
         return _carries(checker, expr.operand, before, assigns, owners, depth + 1)
+    if isinstance(expr, ast.IfExp):
+        # `q_net(s2).max() if not done else torch.tensor(0.0)`: the branch that calls the network
+        # is the one every non-terminal step takes
+        return _carries(checker, expr.body, before, assigns, owners, depth + 1) or \
+            _carries(checker, expr.orelse, before, assigns, owners, depth + 1)
     if isinstance(expr, ast.Name):
         earlier = [a for a in assigns if a[0] < before and a[1] == expr.id]
         if not earlier:
@@ -393,8 +398,29 @@ def _first_undetached_use(checker, statements, index: int, name: str, defaults, 
                     and isinstance(n.func, ast.Attribute) and n.func.attr in ("detach", "item")}
         if all(id(r) in detached for r in reads) or off:
             continue
-        return stmt if _compared(stmt, name) else None
+        if not _compared(stmt, name):
+            return None
+        if _only_read_detached(statements, stmt):
+            continue  # `advantages = targets - values`, read later only as `advantages.detach()`
+        return stmt
     return None
+
+
+def _only_read_detached(statements, stmt) -> bool:
+    """``stmt`` binds names (`advantages = targets - values`) that no later statement reads
+    other than through a call that drops the graph (`advantages.detach()`, `.item()`): what it
+    computes from the target reaches no loss, so it is not the loss."""
+    bound = set(_targets(stmt)) if isinstance(stmt, ast.Assign) else set()
+    if not bound:
+        return False
+    later = False
+    for other, _, _ in statements:
+        if other is stmt:
+            later = True
+            continue
+        if later and not isinstance(other, _COMPOUND) and _reads(other, bound):
+            return False
+    return later
 
 
 def _compared(stmt, name: str) -> bool:
