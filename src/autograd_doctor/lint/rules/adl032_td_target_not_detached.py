@@ -20,12 +20,15 @@ RULE = Rule(
 a name assigned `reward + gamma * next_value ...` (an addition whose text names
 `gamma` or `discount`) where `next_value` descends, through the function's own
 assignments, from a call of a module that this optimizer steps
-(`q_net(next_states).max(1)[0]`, `self.critic(next_state, ...)`), outside
-`torch.no_grad()` / `inference_mode()` and without `.detach()` (an index such
-as `argmax` or `.max(1)[1]` carries no gradient).  It reports the first later
-statement that reads the target undetached, before the backward, when that
+(`q_net(next_states).max(1)[0]`, `self.critic(next_state, ...)`, either branch
+of a conditional expression such as `self.critic(s2) if not done else zeros`),
+outside `torch.no_grad()` / `inference_mode()` and without `.detach()` (an index
+such as `argmax` or `.max(1)[1]` carries no gradient).  It reports the first
+later statement that reads the target undetached, before the backward, when that
 statement sets it against a prediction (`criterion(prediction, target)` or
-`prediction - target`): the loss.
+`prediction - target`): the loss.  A statement that only binds a name read later
+solely through `.detach()` (`advantages = targets - values`, then
+`advantages.detach()` in the policy loss) is not the loss; the next use is read.
 A detach under an `if` that is false at a parameter's default
 (`if self.detach_target:` with `detach_target=False`) does not count.
 The target may also be built in a helper method of the class that returns the
