@@ -8,6 +8,9 @@ held-out set, written as real code is written (r796-r807)").
   against the prediction but only binds a name that is read later solely through `.detach()`
   (`advantages = targets - values`, then `advantages.detach()` in the policy loss) is not the
   loss; the rule goes on to the target's next undetached use.
+* ADL032, precision (a false finding of frozen72 on the fetched course repository's batched
+  actor-critics): a read of the target inside a detached expression
+  (`advantages = (td_targets - values).detach()`) is not a use; the critic's loss after it is.
 
 The fresh shapes (tests/lint/recall_r796_programs/bad_*) were written and run under torch before
 the changed linter ran on them; the correct near twins (ok_*) run and stay silent."""
@@ -54,3 +57,17 @@ def test_an_advantage_squared_as_the_critic_loss_is_reported_where_it_is_formed(
     assert [(line, code) for line, code, _ in found] == [
         (line_starting(source, "advantage = target - value"), "ADL032")]
     assert run_as_module(source, "bad_a2c_advantage").bug_shows()
+
+
+def test_an_advantage_detached_as_a_whole_is_not_a_use_of_the_target():
+    source = program_source(PROGRAMS, "ok_a2c_advantage_detached_as_a_whole")
+    assert _found(source) == []
+    assert run_as_module(source, "ok_a2c_detached_whole").is_semi_gradient()
+
+
+def test_the_critic_loss_after_a_wholly_detached_advantage_is_where_it_is_reported():
+    source = program_source(PROGRAMS, "bad_a2c_advantage_detached_but_critic_target_not")
+    found = _found(source)
+    assert [(line, code) for line, code, _ in found] == [
+        (line_starting(source, "critic_loss = F.mse_loss(values, td_targets)"), "ADL032")]
+    assert run_as_module(source, "bad_a2c_detached_whole").bug_shows()

@@ -26,7 +26,8 @@ outside `torch.no_grad()` / `inference_mode()` and without `.detach()` (an index
 such as `argmax` or `.max(1)[1]` carries no gradient).  It reports the first
 later statement that reads the target undetached, before the backward, when that
 statement sets it against a prediction (`criterion(prediction, target)` or
-`prediction - target`): the loss.  A statement that only binds a name read later
+`prediction - target`): the loss; a read inside a detached expression
+(`(targets - values).detach()`) is not a use.  A statement that only binds a name read later
 solely through `.detach()` (`advantages = targets - values`, then
 `advantages.detach()` in the policy loss) is not the loss; the next use is read.
 A detach under an `if` that is false at a parameter's default
@@ -397,8 +398,10 @@ def _first_undetached_use(checker, statements, index: int, name: str, defaults, 
         reads = [n for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
         if not reads:
             continue
-        detached = {id(n.func.value) for n in ast.walk(stmt) if isinstance(n, ast.Call)
-                    and isinstance(n.func, ast.Attribute) and n.func.attr in ("detach", "item")}
+        # a read anywhere inside what is detached: `target.detach()`, `(target - value).detach()`
+        detached = {id(inner) for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                    and isinstance(n.func, ast.Attribute) and n.func.attr in ("detach", "item")
+                    for inner in ast.walk(n.func.value)}
         if all(id(r) in detached for r in reads) or off:
             continue
         if not _compared(stmt, name):
