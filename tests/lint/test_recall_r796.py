@@ -71,3 +71,11 @@ def test_the_critic_loss_after_a_wholly_detached_advantage_is_where_it_is_report
     assert [(line, code) for line, code, _ in found] == [
         (line_starting(source, "critic_loss = F.mse_loss(values, td_targets)"), "ADL032")]
     assert run_as_module(source, "bad_a2c_detached_whole").bug_shows()
+
+
+def test_td_errors_read_by_a_loop_header_still_reach_the_loss():
+    source = program_source(PROGRAMS, "bad_dqn_td_errors_squared_in_a_loop")
+    found = _found(source)
+    assert [(line, code) for line, code, _ in found] == [
+        (line_starting(source, "td_errors = targets - q"), "ADL032")]
+    assert run_as_module(source, "bad_dqn_loop").bug_shows()

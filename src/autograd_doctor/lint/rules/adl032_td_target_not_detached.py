@@ -424,9 +424,23 @@ def _only_read_detached(statements, stmt) -> bool:
         if other is stmt:
             later = True
             continue
-        if later and not isinstance(other, _COMPOUND) and _reads(other, bound):
+        if later and any(_reads(part, bound) for part in _own_parts(other)):
             return False
     return later
+
+
+def _own_parts(stmt) -> list:
+    """What a statement itself evaluates: a compound statement's header (`for e in errors:`,
+    `if`/`while` tests, `with` items), its body being read as statements of their own."""
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.iter]
+    if isinstance(stmt, (ast.If, ast.While)):
+        return [stmt.test]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [item.context_expr for item in stmt.items]
+    if isinstance(stmt, ast.Try):
+        return []
+    return [stmt]
 
 
 def _compared(stmt, name: str) -> bool:
