@@ -56,8 +56,10 @@ def test_linter_finds_exactly_the_marked_lines(path):
 
 
 def test_every_recreation_cites_its_source_and_is_counted():
-    found = sum(bool(marks(p, "expect")) for p in RECREATIONS)
+    # A file whose bug is missed counts as missed even where it also carries the mark of a
+    # false finding of its first run (r805), so each file is counted once.
     missed = sum(bool(marks(p, "missed")) for p in RECREATIONS)
+    found = sum(bool(marks(p, "expect")) and not marks(p, "missed") for p in RECREATIONS)
     assert found + missed == len(RECREATIONS) >= 15
     for p in RECREATIONS:
         assert "Source: http" in p.read_text(encoding="utf-8"), p.name

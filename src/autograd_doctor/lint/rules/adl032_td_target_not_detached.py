@@ -20,12 +20,16 @@ RULE = Rule(
 a name assigned `reward + gamma * next_value ...` (an addition whose text names
 `gamma` or `discount`) where `next_value` descends, through the function's own
 assignments, from a call of a module that this optimizer steps
-(`q_net(next_states).max(1)[0]`, `self.critic(next_state, ...)`), outside
-`torch.no_grad()` / `inference_mode()` and without `.detach()` (an index such
-as `argmax` or `.max(1)[1]` carries no gradient).  It reports the first later
-statement that reads the target undetached, before the backward, when that
+(`q_net(next_states).max(1)[0]`, `self.critic(next_state, ...)`, either branch
+of a conditional expression such as `self.critic(s2) if not done else zeros`),
+outside `torch.no_grad()` / `inference_mode()` and without `.detach()` (an index
+such as `argmax` or `.max(1)[1]` carries no gradient).  It reports the first
+later statement that reads the target undetached, before the backward, when that
 statement sets it against a prediction (`criterion(prediction, target)` or
-`prediction - target`): the loss.
+`prediction - target`): the loss; a read inside a detached expression
+(`(targets - values).detach()`) is not a use.  A statement that only binds a name read later
+solely through `.detach()` (`advantages = targets - values`, then
+`advantages.detach()` in the policy loss) is not the loss; the next use is read.
 A detach under an `if` that is false at a parameter's default
 (`if self.detach_target:` with `detach_target=False`) does not count.
 The target may also be built in a helper method of the class that returns the
@@ -364,6 +368,11 @@ def _carries(checker, expr, before: int, assigns, owners: set, depth: int) -> bo
             _carries(checker, expr.right, before, assigns, owners, depth + 1)
     if isinstance(expr, ast.UnaryOp):
         return _carries(checker, expr.operand, before, assigns, owners, depth + 1)
+    if isinstance(expr, ast.IfExp):
+        # `q_net(s2).max() if not done else torch.tensor(0.0)`: the branch that calls the network
+        # is the one every non-terminal step takes
+        return _carries(checker, expr.body, before, assigns, owners, depth + 1) or \
+            _carries(checker, expr.orelse, before, assigns, owners, depth + 1)
     if isinstance(expr, ast.Name):
         earlier = [a for a in assigns if a[0] < before and a[1] == expr.id]
         if not earlier:
@@ -389,12 +398,49 @@ def _first_undetached_use(checker, statements, index: int, name: str, defaults, 
         reads = [n for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
         if not reads:
             continue
-        detached = {id(n.func.value) for n in ast.walk(stmt) if isinstance(n, ast.Call)
-                    and isinstance(n.func, ast.Attribute) and n.func.attr in ("detach", "item")}
+        # a read anywhere inside what is detached: `target.detach()`, `(target - value).detach()`
+        detached = {id(inner) for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                    and isinstance(n.func, ast.Attribute) and n.func.attr in ("detach", "item")
+                    for inner in ast.walk(n.func.value)}
         if all(id(r) in detached for r in reads) or off:
             continue
-        return stmt if _compared(stmt, name) else None
+        if not _compared(stmt, name):
+            return None
+        if _only_read_detached(statements, stmt):
+            continue  # `advantages = targets - values`, read later only as `advantages.detach()`
+        return stmt
     return None
+
+
+def _only_read_detached(statements, stmt) -> bool:
+    """``stmt`` binds names (`advantages = targets - values`) that no later statement reads
+    other than through a call that drops the graph (`advantages.detach()`, `.item()`): what it
+    computes from the target reaches no loss, so it is not the loss."""
+    bound = set(_targets(stmt)) if isinstance(stmt, ast.Assign) else set()
+    if not bound:
+        return False
+    later = False
+    for other, _, _ in statements:
+        if other is stmt:
+            later = True
+            continue
+        if later and any(_reads(part, bound) for part in _own_parts(other)):
+            return False
+    return later
+
+
+def _own_parts(stmt) -> list:
+    """What a statement itself evaluates: a compound statement's header (`for e in errors:`,
+    `if`/`while` tests, `with` items), its body being read as statements of their own."""
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return [stmt.iter]
+    if isinstance(stmt, (ast.If, ast.While)):
+        return [stmt.test]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [item.context_expr for item in stmt.items]
+    if isinstance(stmt, ast.Try):
+        return []
+    return [stmt]
 
 
 def _compared(stmt, name: str) -> bool:
