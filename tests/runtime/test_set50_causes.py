@@ -22,7 +22,7 @@ import os
 import torch
 
 from autograd_doctor.diagnosis import codes
-from helpers import apply_help, run_as_script, run_plain, run_program
+from helpers import apply_help, grads_equal, run_as_script, run_plain, run_program
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SET50 = os.path.join(os.path.dirname(HERE), "bug_reports", "fresh", "set50")
@@ -237,3 +237,47 @@ def test_an_earlier_call_in_a_branch_keeps_the_definition_help(tmp_path):
     diagnosis = outcome.diagnosis
     assert diagnosis.code == codes.SAVED_TENSOR_MODIFIED
     assert diagnosis.primary.line == outcome.line("DEFINED")
+
+
+# ReLU6 runs Hardtanh.forward: the write was recorded as Hardtanh's, so the report said "Hardtanh"
+# and found no `Hardtanh(inplace=True)` to change. The module's own torch class is recorded now.
+RELU6_ON_A_SAVED_INPUT = """
+    import torch
+    import torch.nn as nn
+
+    torch.manual_seed(0)
+
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.act = nn.ReLU6(inplace=True)  # DEFINED
+
+        def forward(self, x):
+            h = self.fc(x) * 4
+            energy = h.pow(2).mean()
+            return energy + self.act(h).sum()
+
+
+    model = Block()
+    model(torch.randn(8, 4)).backward()
+    result = [p.grad.clone() for p in model.parameters()]
+"""
+
+
+def test_an_inplace_relu6_is_named_as_relu6_at_its_definition(tmp_path):
+    outcome = run_as_script(tmp_path, RELU6_ON_A_SAVED_INPUT)
+    diagnosis = outcome.diagnosis
+    assert diagnosis.code == codes.SAVED_TENSOR_MODIFIED
+    assert diagnosis.primary.line == outcome.line("DEFINED")
+    assert "the write is done by ReLU6" in " ".join(diagnosis.notes)
+    assert diagnosis.help[0].replacement == "self.act = nn.ReLU6(inplace=False)"
+    changed = run_plain(tmp_path, apply_help(outcome))
+    out_of_place = run_plain(tmp_path, RELU6_ON_A_SAVED_INPUT.replace("nn.ReLU6(inplace=True)", "nn.ReLU6()"), "o.py")
+    assert grads_equal(changed["result"], out_of_place["result"])
+
+
+def test_relu6_applied_again_also_offers_its_definition(tmp_path):
+    outcome = run_as_script(tmp_path, RELU6_OF_ITS_OUTPUT)
+    assert outcome.diagnosis.help[1].replacement == "self.act = nn.ReLU6(inplace=False)"

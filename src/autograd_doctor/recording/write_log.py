@@ -107,6 +107,20 @@ def _storage_ref(tensor):
         return None
 
 
+def _module_class_of(frame, code) -> str:
+    """The name of the torch.nn class whose forward `frame` runs. The forward's qualified name
+    is the class that defines it, which is not always the module's: ReLU6 runs
+    Hardtanh.forward, and its definition in the user's file says ReLU6. A user's subclass keeps
+    the torch class's name (the analyses compare with torch's names)."""
+    defining = code.co_qualname.split(".")[0]
+    module = frame.f_locals.get(code.co_varnames[0]) if code.co_argcount else None
+    cls = type(module)
+    del module  # no module is kept
+    if cls.__name__ != defining and cls.__module__.startswith("torch.nn."):
+        return cls.__name__
+    return defining
+
+
 def user_stack_and_module(start_depth: int):
     """(the innermost user frame and its caller as Sites, the nn.Module class whose
     forward made the write (e.g. ReLU(inplace=True)) if the call went through one, the
@@ -136,7 +150,7 @@ def user_stack_and_module(start_depth: int):
             if host:
                 break  # the test runner or notebook that called the user's code
         elif module_class is None and code.co_name == "forward" and filename.startswith(_NN_MODULES_DIR):
-            module_class = code.co_qualname.split(".")[0]
+            module_class = _module_class_of(frame, code)
         frame = frame.f_back
     return tuple(sites), module_class, user_frame
 
