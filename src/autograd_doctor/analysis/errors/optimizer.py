@@ -14,7 +14,7 @@ from autograd_doctor.analysis.errors.context import (
     ErrorContext, last_assignment, made_where, module_attribute_assignment, one_shot_iterator, uses_between, value_of,
 )
 from autograd_doctor.diagnosis.model import Location, Suggestion
-from autograd_doctor.diagnosis.source import replace_node_text, source_line, statement_location
+from autograd_doctor.diagnosis.source import function_definition, replace_node_text, source_line, statement_location
 
 
 def _optimizer_call(context: ErrorContext):
@@ -92,10 +92,7 @@ def _unwrapping_return(context: ErrorContext, frame, argument: ast.expr):
     code = getattr(function, "__code__", None)
     if code is None or code.co_filename not in context.files_reached():
         return None
-    tree = parse_file(code.co_filename)
-    definition = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                       and node.name == code.co_name and node.lineno <= code.co_firstlineno <= node.body[0].lineno),
-                      None) if tree is not None else None
+    definition = function_definition(code)
     if definition is None:
         return None
     calls = 0

@@ -18,7 +18,7 @@ from autograd_doctor.analysis.errors.context import (
     with_block_around,
 )
 from autograd_doctor.diagnosis.model import Suggestion
-from autograd_doctor.diagnosis.source import location_of, replace_node_text, statement_at, statement_location
+from autograd_doctor.diagnosis.source import function_definition, location_of, replace_node_text, statement_at, statement_location
 
 
 # The context managers that turn gradients off, by the name PyTorch's message uses.
@@ -435,7 +435,6 @@ def _write_inside_called_function(frame, statement: ast.stmt | None, base):
 
     import torch
 
-    from autograd_doctor.diagnosis.source import parse_file
     from autograd_doctor.recording.frames import is_internal_file
 
     value = statement.value if isinstance(statement, (ast.Assign, ast.Expr)) else None
@@ -454,10 +453,7 @@ def _write_inside_called_function(frame, statement: ast.stmt | None, base):
     if positions[0] + offset >= len(parameters):
         return None
     parameter = parameters[positions[0] + offset]
-    tree = parse_file(code.co_filename)
-    definition = next((node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                       and node.name == code.co_name and node.lineno <= code.co_firstlineno <= node.body[0].lineno),
-                      None) if tree is not None else None
+    definition = function_definition(code)
     if definition is None:
         return None
 
