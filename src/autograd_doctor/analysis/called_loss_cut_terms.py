@@ -129,8 +129,28 @@ def _callee_diagnosis(site, holder, call: ast.Call, function, owner, caller_valu
         return None  # the whole loss has no graph from here: AD214's case, not this one
     for term, term_holder, (state, cuts) in states:
         if state == CONSTANT and cuts:
-            return _diagnosis(site, holder, callee, ret, term, term_holder or ret, cuts)
+            term, term_holder = _made_at(term, term_holder or ret, callee)
+            return _diagnosis(site, holder, callee, ret, term, term_holder, cuts)
     return None
+
+
+def _made_at(term: ast.AST, holder: ast.stmt, callee: _Callee) -> tuple[ast.AST, ast.stmt]:
+    """The term and the statement that made it, looking through a scaling by a weight
+    (`self.edge_weight * edge_loss`: the name's assignment makes the term)."""
+    while isinstance(term, ast.BinOp) and isinstance(term.op, (ast.Mult, ast.Div)):
+        right = _state(term.right, callee, holder.lineno, 0)
+        if right[1]:
+            term = term.right
+        elif isinstance(term.op, ast.Mult) and _state(term.left, callee, holder.lineno, 0)[1]:
+            term = term.left
+        else:
+            break
+    if isinstance(term, ast.Name):
+        made = [n for n in ast.walk(callee.node) if isinstance(n, ast.Assign) and n.lineno < holder.lineno
+                and term.id in _stored(n)]
+        if made:
+            return term, max(made, key=lambda n: n.lineno)
+    return term, holder
 
 
 def _parameter_states(function, owner, call: ast.Call, caller_values: dict) -> dict | None:
