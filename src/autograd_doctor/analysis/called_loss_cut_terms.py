@@ -182,9 +182,12 @@ def _argument_state(node: ast.AST, values: dict) -> str:
             if inner.id not in values and not hasattr(builtins, inner.id):
                 state = UNKNOWN
                 continue
-            value = values.get(inner.id)
-            if isinstance(value, torch.Tensor) and value.requires_grad:
-                return LIVE
+            if isinstance(inner.ctx, ast.Load):
+                value_state = _value_state(values.get(inner.id, getattr(builtins, inner.id, None)))[0]
+                if value_state == LIVE:
+                    return LIVE
+                if value_state == UNKNOWN:
+                    state = UNKNOWN
     return state
 
 
@@ -261,7 +264,8 @@ def _value_state(value) -> tuple[str, list]:
     if isinstance(value, torch.nn.Module):
         return (LIVE if any(p.requires_grad for p in value.parameters()) else CONSTANT), []
     if isinstance(value, (int, float, complex, str, bool, torch.dtype, torch.device)) or value is None \
-            or inspect.ismodule(value) or callable(value):
+            or inspect.ismodule(value) or inspect.isroutine(value) or isinstance(value, type) \
+            or type(value).__module__.split(".")[0] == "numpy":  # an array or a NumPy number
         return CONSTANT, []
     return UNKNOWN, []
 
