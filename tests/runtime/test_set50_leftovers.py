@@ -331,6 +331,39 @@ def test_constant_values_that_are_meant_stay_silent(tmp_path):
         assert outcome.error is None and not outcome.diagnoses, [str(d) for d in outcome.diagnoses]
 
 
+# silent: a discriminator's loss function, given the discriminator and the generator's output; the
+# fake term reads `fake.detach()` (meant: the generator is not trained by this loss), and the
+# discriminator's own call carries the graph
+DISCRIMINATOR_LOSS_ON_DETACHED_FAKES = """
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+
+
+    def discriminator_loss(discriminator, real, fake):
+        real_term = F.binary_cross_entropy_with_logits(discriminator(real), torch.ones(real.shape[0], 1))
+        fake_scores = discriminator.forward(fake.detach())
+        fake_term = F.binary_cross_entropy_with_logits(fake_scores, torch.zeros(fake.shape[0], 1))
+        return real_term + fake_term + torch.tensor(0.01)
+
+
+    generator, discriminator = nn.Linear(3, 4), nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(discriminator.parameters(), lr=0.1)
+    for step in range(2):
+        optimizer.zero_grad()
+        loss = discriminator_loss(discriminator, torch.randn(8, 4), generator(torch.randn(8, 3)))
+        loss.backward()
+        optimizer.step()
+"""
+
+
+def test_a_discriminator_loss_on_detached_fakes_stays_silent(tmp_path):
+    outcome = run_program(tmp_path, DISCRIMINATOR_LOSS_ON_DETACHED_FAKES)
+    assert outcome.error is None and not _cut_terms(outcome)
+
+
 EDGE_LOSS_IN_TORCH = """
     import torch
     from torch import nn
