@@ -98,7 +98,6 @@ class _Callee:
     states from the caller's arguments."""
 
     def __init__(self, function, owner, node: ast.FunctionDef, parameters: dict):
-        self.function = function
         self.owner = owner
         self.node = node
         self.filename = function.__code__.co_filename
