@@ -42,7 +42,7 @@ from autograd_doctor.analysis import no_grad_aliases
 from autograd_doctor.analysis.parameters_made_in_forward import ParametersMadeInForward
 from autograd_doctor.analysis import module_flags as requires_grad_flags
 from autograd_doctor.analysis import frozen_step
-from autograd_doctor.analysis import eval_mode_steps, grad_off_terms, ungraded_step_writes, ungraphed_gradient_terms
+from autograd_doctor.analysis import called_loss_cut_terms, eval_mode_steps, grad_off_terms, ungraded_step_writes, ungraphed_gradient_terms
 from autograd_doctor.analysis.decorated_forward_parameters import DecoratedForwardParameters
 from autograd_doctor.analysis.default_frozen_layers import DefaultFrozenLayers
 from autograd_doctor.recording import frozen_constructions
@@ -881,6 +881,9 @@ class Doctor:
                 # (AD206 again for a term made from gradients taken without create_graph=True, followed
                 # through loops and lists: ungraphed_gradient_terms.py)
                 self._loss_terms_not_run[site] = LOSS_TERM_RECHECKS
+            # A term of the loss a loss function returned, computed from a copy cut from the graph (AD327).
+            self._report_silent(called_loss_cut_terms.called_loss_cut_term_diagnosis, site,
+                                backward_roots(args, kwargs))
             # A term made under no_grad from a trained module's output (AD246).
             self._report_silent(grad_off_terms.grad_off_term_diagnosis, site)
             # A term that compares a value with itself (AD224).

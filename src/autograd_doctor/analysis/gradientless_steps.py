@@ -362,7 +362,7 @@ def _requires_grad_wrap(value) -> bool:
                 for k in value.keywords)
 
 
-def _resolve(node, values: dict, owner=None):
+def called_object(node, values: dict, owner=None):
     """The live object a call's function names: `name`, `name.attr...`, or `self.attr...` with
     `self` the module `owner` (inside a callee, whose frame is gone). None when unknown."""
     if isinstance(node, ast.Name):
@@ -370,7 +370,7 @@ def _resolve(node, values: dict, owner=None):
             return owner
         return values.get(node.id)
     if isinstance(node, ast.Attribute):
-        base = _resolve(node.value, values, owner)
+        base = called_object(node.value, values, owner)
         if base is None:
             return None
         try:
@@ -380,7 +380,7 @@ def _resolve(node, values: dict, owner=None):
     return None
 
 
-def _callee_function(target):
+def user_callee(target):
     """(function, module instance or None) that calling `target` runs: an nn.Module's forward, a
     bound method's function, a plain function of the user's. None for anything else (torch's own
     functions, builtins, installed libraries)."""
@@ -405,7 +405,7 @@ def _callee_function(target):
     return function, owner
 
 
-def _function_node(tree, code):
+def function_node(tree, code):
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name \
                 and code.co_firstlineno in [node.lineno] + [d.lineno for d in node.decorator_list]:
@@ -425,7 +425,7 @@ def _wraps_in(function, owner, depth: int, seen: set) -> list:
         return []
     seen.add((code.co_filename, code.co_firstlineno))
     tree = parse_file(code.co_filename)
-    node = _function_node(tree, code) if tree is not None else None
+    node = function_node(tree, code) if tree is not None else None
     if node is None:
         return []
     found = []
@@ -443,7 +443,7 @@ def _wraps_in(function, owner, depth: int, seen: set) -> list:
         return []
     globals_ = getattr(function, "__globals__", {})
     for call in [n for n in ast.walk(node) if isinstance(n, ast.Call)]:
-        callee = _callee_function(_resolve(call.func, globals_, owner))
+        callee = user_callee(called_object(call.func, globals_, owner))
         if callee is not None:
             found += _wraps_in(callee[0], callee[1], depth + 1, seen)
     unique = {}  # the function's own wraps first, then its callees', in the order they are called
@@ -487,7 +487,7 @@ def _rewrapped_in_callee(step_site) -> list:
     if not isinstance(call, ast.Call):
         return []
     try:
-        callee = _callee_function(_resolve(call.func, values))
+        callee = user_callee(called_object(call.func, values))
         return _wraps_in(callee[0], callee[1], 0, set()) if callee is not None else []
     except Exception:
         return []

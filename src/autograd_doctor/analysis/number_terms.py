@@ -55,6 +55,13 @@ def loss_terms(site: Site | None) -> tuple[list, Reading] | None:
     return list(_added_terms(root, scope, site.lineno, 0, values)), Reading(values, scope, site.filename)
 
 
+def added_terms(expression: ast.AST, scope: ast.AST, before: int, values: dict) -> list:
+    """(term, statement holding it or None) for each term added into `expression`, read in
+    `scope` before line `before` (names followed to their assignments, scalings by a number in
+    `values` looked through): the same reading as the backward() line's loss."""
+    return list(_added_terms(expression, scope, before, 0, values))
+
+
 def assignments_of(name: str, reading: Reading, before: int, unpacking: bool = False) -> list[ast.stmt]:
     """The statements that last gave `name` its value before line `before` (latest first); with
     `unpacking`, also an assignment that unpacks into `name` (`current, state = solver(...)`)."""

@@ -4942,6 +4942,43 @@ autograd-doctor inserts the `del`.
     example_setup="from torch import nn\n",
 )
 
+CUT_TERM_IN_CALLED_LOSS = _code(
+    "AD327",
+    "a term of the loss a loss function returned was computed from a copy cut from the graph: it trains nothing",
+    """\
+**What it means.** A loss module or loss function of your own returns a sum of terms, and one of
+them is computed from `pred.detach()`, `pred.cpu().numpy()`, `pred.item()` or `pred.data`: a copy
+of the prediction's values outside the graph (to run NumPy, OpenCV or a metric library on it), then
+made a tensor again with `torch.tensor(...)`. That term is a constant: it changes the loss's value
+but sends no gradient back, so it trains nothing. The other terms still reach the model, so
+backward() runs, every parameter gets a gradient and nothing fails; `loss.requires_grad_(True)` on
+the sum changes nothing (it already has a graph). autograd-doctor looks, after the first backward()
+of each line, at the loss function that returned the loss: a term whose values come, through the
+function's own lines, only from such a cut of an argument that carries a graph at run time, while
+another term reads the graph, and the loss's graph has a sum with an input without a graph. A value
+that is meant to be constant (a target computed from detached values and compared with the live
+prediction, a fixed offset, a metric kept for logging and not added) is not reported.
+
+**Minimal example.**
+
+    class EdgeLoss(nn.Module):
+        def forward(self, pred, target):
+            values = pred.detach().numpy()      # AD327: the edge term is computed from this copy
+            edges = torch.tensor(abs(values[:, 1:] - values[:, :-1]).mean())
+            return F.mse_loss(pred, target) + edges
+
+    model, criterion = nn.Linear(4, 4), EdgeLoss()
+    loss = criterion(model(torch.randn(8, 4)), torch.randn(8, 4))
+    loss.backward()
+
+**The fix.** Compute the term with torch operations on the prediction itself (the same formula
+written with torch instead of NumPy), so that its gradient reaches the model; keep the NumPy version
+for logging only. If the term is meant as a logged value, do not add it to the loss.
+autograd-doctor names the cut and leaves the rewrite to you.
+""",
+    heading="a loss function's term computed from a copy cut from the graph",
+)
+
 TITLES = {code: entry.title for code, entry in REGISTRY.items()}
 EXPLANATIONS = {code: entry.explanation for code, entry in REGISTRY.items()}
 
