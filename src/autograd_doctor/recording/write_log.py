@@ -18,7 +18,9 @@ import sys
 import weakref
 
 from autograd_doctor.recording.events import WriteEvent
-from autograd_doctor.recording.frames import Site, _host_file_cache, _internal_file_cache, is_host_file, is_internal_file, torch_module_dir
+from autograd_doctor.recording.frames import (
+    Site, _host_file_cache, _internal_file_cache, frame_locals, is_host_file, is_internal_file, torch_module_dir,
+)
 from autograd_doctor.recording.own_frames import CALLER_FRAME_NAME
 
 # Writes kept; older ones are forgotten (a failure is about the last steps' writes).
@@ -113,7 +115,8 @@ def _module_class_of(frame, code) -> str:
     Hardtanh.forward, and its definition in the user's file says ReLU6. A user's subclass keeps
     the torch class's name (the analyses compare with torch's names)."""
     defining = code.co_qualname.split(".")[0]
-    module = frame.f_locals.get(code.co_varnames[0]) if code.co_argcount else None
+    # frame_locals, not frame.f_locals: before Python 3.13 f_locals leaves a snapshot on the frame.
+    module = frame_locals(frame).get(code.co_varnames[0]) if code.co_argcount else None
     cls = type(module)
     del module  # no module is kept
     if cls.__name__ != defining and cls.__module__.startswith("torch.nn."):
