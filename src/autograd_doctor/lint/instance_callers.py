@@ -63,6 +63,7 @@ from autograd_doctor.lint import names as N
 from autograd_doctor.lint.callers import _top_level_aliases, grad_off_callees, mentions
 from autograd_doctor.lint.repository_callers import called_only_without_gradients
 from autograd_doctor.lint.submodules import file_text, repository_files
+from autograd_doctor.lint.names import self_attribute
 
 # Methods that a framework calls with gradients on, whatever the repository's code says.
 _FRAMEWORK_METHODS = frozenset({"training_step", "validation_step", "test_step", "predict_step",
@@ -140,22 +141,18 @@ def _self_mentions(function, methods: dict):
             continue
         if isinstance(node, ast.Call):
             called.add(id(node.func))
-        if _is_self_attribute(node) and node.attr in methods:
+        if self_attribute(node) and node.attr in methods:
             yield node.attr, id(node) in called
         todo.extend(ast.iter_child_nodes(node))
     for inner in nested:
         for node in ast.walk(inner):
-            if _is_self_attribute(node) and node.attr in methods:
+            if self_attribute(node) and node.attr in methods:
                 yield node.attr, False
 
 
 def _turns_gradients_on(function) -> bool:
     return any(N.last_name(node) in _GRAD_ON for node in ast.walk(function)
                if isinstance(node, (ast.Name, ast.Attribute)))
-
-
-def _is_self_attribute(node) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 # ----- what one file says ----------------------------------------------------------
@@ -348,7 +345,7 @@ def _kept_in(facts: _Facts, call: ast.Call):
         target = parent.func.value
     else:
         return None
-    if _is_self_attribute(target):
+    if self_attribute(target):
         owner = facts.places[id(target)][2]
         return ("attribute", target.attr, owner) if owner else None
     if isinstance(target, ast.Name):

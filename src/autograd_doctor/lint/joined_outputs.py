@@ -19,6 +19,7 @@ import ast
 from dataclasses import dataclass
 
 from autograd_doctor.lint.clearing import absolute_module, parsed_file, project_class
+from autograd_doctor.lint.names import self_attribute
 
 JOINS = {"cat", "stack", "concat", "hstack", "vstack"}
 # a value read through one of these holds no graph of what it was computed from
@@ -291,15 +292,15 @@ def _optimizer_attributes(cls, optimizer) -> set:
     methods ("" for the object's own `self.parameters()`)."""
     found = set()
     for node in ast.walk(cls):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and _self_attribute(node.targets[0]) == optimizer \
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and self_attribute(node.targets[0]) == optimizer \
                 and isinstance(node.value, ast.Call) and _is_optimizer(node.value) and node.value.args:
             first = node.value.args[0]
             if isinstance(first, ast.Call) and isinstance(first.func, ast.Attribute) and first.func.attr == "parameters":
                 owner = first.func.value
                 if isinstance(owner, ast.Name) and owner.id == "self":
                     found.add("")
-                elif _self_attribute(owner):
-                    found.add(_self_attribute(owner))
+                elif self_attribute(owner):
+                    found.add(self_attribute(owner))
     return found
 
 
@@ -312,15 +313,9 @@ def _is_optimizer(call) -> bool:
 def _holds_instance(cls, attribute, owners) -> bool:
     """``cls`` binds `self.<attribute>` to a new instance of one of ``owners``."""
     return any(isinstance(node, ast.Assign) and len(node.targets) == 1
-               and _self_attribute(node.targets[0]) == attribute and isinstance(node.value, ast.Call)
+               and self_attribute(node.targets[0]) == attribute and isinstance(node.value, ast.Call)
                and isinstance(node.value.func, ast.Name) and node.value.func.id in owners
                for node in ast.walk(cls))
-
-
-def _self_attribute(node):
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return node.attr
-    return None
 
 
 def _method_writes(method) -> set:
@@ -355,8 +350,8 @@ def _method_writes(method) -> set:
 
 
 def _modules_named(node, modules) -> set:
-    if _self_attribute(node):
-        return {_self_attribute(node)}
+    if self_attribute(node):
+        return {self_attribute(node)}
     if isinstance(node, ast.Name):
         return set(modules.get(node.id, ()))
     return set()

@@ -267,6 +267,13 @@ def last_name(node) -> str:
     return ""
 
 
+def self_attribute(node) -> str | None:
+    """The attribute's name of `self.<name>` ("sum" for `self.sum`), else None."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
 def qualified_name(node, aliases: dict) -> str | None:
     """``torch.nn.functional.relu`` for ``F.relu`` after ``import torch.nn.functional as F``
     (``aliases`` maps the file's imported names to what they stand for)."""

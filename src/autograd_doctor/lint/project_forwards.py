@@ -34,6 +34,7 @@ from functools import lru_cache
 
 from autograd_doctor.lint.clearing import parsed_file, project_class
 from autograd_doctor.lint.walk import own_nodes
+from autograd_doctor.lint.names import self_attribute
 
 
 def forward_position_layers(qualname: str, filename: str) -> tuple | None:
@@ -92,7 +93,7 @@ def _attribute_sources(cls: ast.ClassDef, init) -> dict:
             [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
         for target in targets:
             for t in ast.walk(target):
-                if _self_attribute(t) is not None and isinstance(t.ctx, ast.Store):
+                if self_attribute(t) is not None and isinstance(t.ctx, ast.Store):
                     bound.setdefault(t.attr, []).append((node, target))
     in_init = {id(n) for n in ast.walk(init)}
     sources = {}
@@ -101,13 +102,13 @@ def _attribute_sources(cls: ast.ClassDef, init) -> dict:
             continue
         node, target = assigns[0]
         if id(node) not in in_init or not isinstance(node, ast.Assign) or target is not node.targets[0] \
-                or len(node.targets) != 1 or _self_attribute(target) is None:
+                or len(node.targets) != 1 or self_attribute(target) is None:
             continue
         value = node.value
         if isinstance(value, ast.Constant):
             sources[attr] = frozenset()
-        elif isinstance(value, ast.Call) and _self_attribute(value.func) is None:
-            read = {a for a in (_self_attribute(n) for n in ast.walk(value)) if a}
+        elif isinstance(value, ast.Call) and self_attribute(value.func) is None:
+            read = {a for a in (self_attribute(n) for n in ast.walk(value)) if a}
             sources[attr] = frozenset(read | _names_handed_on(value))
     return sources
 
@@ -201,7 +202,7 @@ def _layers_read(expressions, bindings: dict, attributes: dict, methods: set, fi
                         work.extend(bindings[n.id])
                 elif n.id in file_modules and n.id not in arguments:
                     return None
-            attr = _self_attribute(n)
+            attr = self_attribute(n)
             if attr is None:
                 continue
             if attr in methods or attr not in attributes:
@@ -214,9 +215,3 @@ def _layers_read(expressions, bindings: dict, attributes: dict, methods: set, fi
 def _is_attribute_base(name: ast.Name, root) -> bool:
     """``name`` (`self`) is read as the base of an attribute (`self.linear1`) in ``root``."""
     return any(isinstance(n, ast.Attribute) and n.value is name for n in ast.walk(root))
-
-
-def _self_attribute(node) -> str | None:
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return node.attr
-    return None

@@ -32,6 +32,7 @@ from autograd_doctor.lint.arguments import nested_statements
 from autograd_doctor.lint.releasing_helpers import is_releasing_call
 from autograd_doctor.lint.type_tests import branch_without_tensor
 from autograd_doctor.lint.walk import own_nodes
+from autograd_doctor.lint.names import self_attribute
 
 # Methods whose result carries no graph.
 CUT_METHODS = frozenset({
@@ -207,7 +208,7 @@ class FileIndex:
                 target = node.targets[0]
                 if isinstance(target, ast.Name):
                     assigned_names.append((target.id, node.value))
-                elif method_cls is not None and _is_self_attribute(target):
+                elif method_cls is not None and self_attribute(target):
                     stored_on_self.append((method_cls, target.attr, node.value))
             for name in ("body", "orelse", "finalbody"):
                 inner = getattr(node, name, None)
@@ -246,7 +247,7 @@ class FileIndex:
         if isinstance(func, ast.Name):
             return (func.id == "self" and frame.cls in self.module_classes) or (
                 func.id in self.module_names and func.id not in self.functions)
-        if _is_self_attribute(func) and frame.cls is not None:
+        if self_attribute(func) and frame.cls is not None:
             if func.attr in self.methods.get(frame.cls, ()):
                 return False
             return func.attr in self.module_attributes.get(frame.cls, ()) \
@@ -628,10 +629,6 @@ def _origins(value: Value) -> set:
     for _, v in value.items or ():
         found |= _origins(v)
     return found
-
-
-def _is_self_attribute(node) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _is_static(definition) -> bool:

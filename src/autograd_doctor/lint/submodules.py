@@ -44,7 +44,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from autograd_doctor.lint.files import DEFAULT_EXCLUDE
-from autograd_doctor.lint.names import GRAD_OFF_NAMES as _GRAD_OFF, last_name
+from autograd_doctor.lint.names import GRAD_OFF_NAMES as _GRAD_OFF, last_name, self_attribute
 
 _CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
 _ROOT_MARKERS = (".git", "pyproject.toml", "setup.py", "setup.cfg")
@@ -197,7 +197,7 @@ def _factory_held(cls: ast.ClassDef, factories: set) -> list:
     kept = {}  # __init__ parameter -> holder
     for stmt in ast.walk(init):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.Name):
-            holder = _self_attribute(stmt.targets[0])
+            holder = self_attribute(stmt.targets[0])
             if holder is not None:
                 kept[stmt.value.id] = holder
     out = []
@@ -245,13 +245,13 @@ def _holders(cls: ast.ClassDef) -> dict:
     for stmt in ast.walk(cls):
         holder, value = None, None
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            holder, value = _self_attribute(stmt.targets[0]), stmt.value
+            holder, value = self_attribute(stmt.targets[0]), stmt.value
         elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-            holder, value = _self_attribute(stmt.target), stmt.value
+            holder, value = self_attribute(stmt.target), stmt.value
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
                 and isinstance(stmt.value.func, ast.Attribute) \
                 and stmt.value.func.attr in _HOLDER_METHODS:
-            holder, value = _self_attribute(stmt.value.func.value), stmt.value
+            holder, value = self_attribute(stmt.value.func.value), stmt.value
             value = ast.Tuple(elts=list(stmt.value.args) + [k.value for k in stmt.value.keywords])
         if holder is None or value is None:
             continue
@@ -266,12 +266,6 @@ def _holders(cls: ast.ClassDef) -> dict:
                 for call in ast.walk(arg):
                     out.pop(id(call), None)
     return out
-
-
-def _self_attribute(node) -> str | None:
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return node.attr
-    return None
 
 
 def _holder_uses(cls: ast.ClassDef) -> dict:
@@ -297,8 +291,6 @@ def _holder_uses(cls: ast.ClassDef) -> dict:
             else:
                 uses[holder] = _COMPUTED
     return uses
-
-
 
 
 def _holder_position_uses(cls: ast.ClassDef) -> dict:
@@ -418,7 +410,7 @@ def _calls_of_holders(body, off: bool, loop_names: dict):
                 func = func.value  # `self.block.forward(x)`
             if isinstance(func, ast.Subscript):
                 func = func.value  # `self.blocks[i](x)`
-            holder = _self_attribute(func)
+            holder = self_attribute(func)
             if holder is None and isinstance(func, ast.Name):
                 holder = names.get(func.id)
             if holder is not None:
@@ -456,11 +448,11 @@ def _iterated_holder(node) -> str | None:
     if isinstance(node, ast.Call):
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("values", "items", "children") \
                 and not node.args:
-            return _self_attribute(node.func.value)
+            return self_attribute(node.func.value)
         if isinstance(node.func, ast.Name) and node.func.id in ("enumerate", "reversed") and node.args:
-            return _self_attribute(node.args[0])
+            return self_attribute(node.args[0])
         return None
-    return _self_attribute(node)
+    return self_attribute(node)
 
 
 def _handed_on(value, handed: set) -> bool:

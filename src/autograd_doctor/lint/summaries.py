@@ -45,6 +45,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint.walk import walk_nodes
+from autograd_doctor.lint.names import self_attribute
 
 _COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try,
              ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Match)
@@ -701,13 +702,6 @@ def _operand_names(value) -> set:
     return set()
 
 
-def _self_attribute(node) -> str | None:
-    """``"sum"`` for `self.sum`, else None."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return node.attr
-    return None
-
-
 def _added_into_self(stmt):
     """``(attribute, value)`` for `self.a += value`, `self.a = self.a + value` (or
     `value + self.a`) and `self.a.append(value)`, else None."""
@@ -715,20 +709,20 @@ def _added_into_self(stmt):
         call = stmt.value
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append" \
                 and len(call.args) == 1 and not call.keywords:
-            attribute = _self_attribute(call.func.value)
+            attribute = self_attribute(call.func.value)
             return (attribute, call.args[0]) if attribute else None
         return None
     if isinstance(stmt, ast.AugAssign):
-        attribute = _self_attribute(stmt.target) if isinstance(stmt.op, ast.Add) else None
+        attribute = self_attribute(stmt.target) if isinstance(stmt.op, ast.Add) else None
         return (attribute, stmt.value) if attribute else None
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.value, ast.BinOp) \
             and isinstance(stmt.value.op, ast.Add):
-        attribute = _self_attribute(stmt.targets[0])
+        attribute = self_attribute(stmt.targets[0])
         if attribute is None:
             return None
-        if _self_attribute(stmt.value.left) == attribute:
+        if self_attribute(stmt.value.left) == attribute:
             return attribute, stmt.value.right
-        if _self_attribute(stmt.value.right) == attribute:
+        if self_attribute(stmt.value.right) == attribute:
             return attribute, stmt.value.left
     return None
 

@@ -9,6 +9,7 @@ import ast
 from autograd_doctor.lint import names as N
 from autograd_doctor.lint.repository_callers import called_only_without_gradients
 from autograd_doctor.lint.rules.base import Rule
+from autograd_doctor.lint.names import self_attribute
 
 RULE = Rule(
     code="ADL017", name="graph-tensor-kept-on-module",
@@ -156,7 +157,7 @@ def on_item_assign(checker, target, value, stmt) -> None:
     when nothing else in the file touches the container (``_items_carried_only``)."""
     cls = checker.scope.module_class
     container = target.value
-    if not cls or not checker.file.trains or not _self_attribute(container) \
+    if not cls or not checker.file.trains or not self_attribute(container) \
             or not checker.keeps_graph_on_module(container, value):
         return
     attr = container.attr
@@ -564,7 +565,7 @@ def _check_taken_once(checker) -> None:
         parameters, taken = set(), []
         for stmt in init.body:  # the statements of `__init__` itself, not under a `with` or an `if`
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                    and _self_attribute(stmt.targets[0]) is not None):
+                    and self_attribute(stmt.targets[0]) is not None):
                 continue
             attr, value = stmt.targets[0].attr, stmt.value
             if isinstance(value, ast.Call) and (checker.qualname(value.func) or "").endswith("nn.Parameter"):
@@ -575,14 +576,14 @@ def _check_taken_once(checker) -> None:
                 continue
             if not isinstance(value, ast.Call):
                 continue
-            read = [n.attr for n in ast.walk(value) if _self_attribute(n) is not None]
+            read = [n.attr for n in ast.walk(value) if self_attribute(n) is not None]
             if not read or any(r not in parameters for r in read) or any(
                     isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _RELEASING
                     for n in ast.walk(value)):
                 continue
-            if isinstance(value.func, ast.Attribute) and _self_attribute(value.func.value) in parameters:
+            if isinstance(value.func, ast.Attribute) and self_attribute(value.func.value) in parameters:
                 key = f"torch.Tensor.{value.func.attr}"  # `self.log_scale.exp()`
-            elif value.args and _self_attribute(value.args[0]) in parameters:
+            elif value.args and self_attribute(value.args[0]) in parameters:
                 key = checker.qualname(value.func) or ""
             else:
                 continue
@@ -647,14 +648,14 @@ def _check_layer_output_taken_once(checker) -> None:
         layers, taken = set(), []
         for stmt in init.body:  # `__init__`'s own statements, not under a `with` or an `if`
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                    and _self_attribute(stmt.targets[0]) is not None and isinstance(stmt.value, ast.Call)):
+                    and self_attribute(stmt.targets[0]) is not None and isinstance(stmt.value, ast.Call)):
                 continue
             attr, value = stmt.targets[0].attr, stmt.value
             if _parameterised_constructor(value, classes):
                 if not any(attr in line and "requires_grad" in line for line in checker.source.splitlines()):
                     layers.add(attr)
                 continue
-            called = _self_attribute(value.func)
+            called = self_attribute(value.func)
             if any("requires_grad" in ast.unparse(before) or "no_grad" in ast.unparse(before)
                    for before in init.body[:init.body.index(stmt)]):
                 break  # something frozen (or gradients turned off) before the call: no graph is known
@@ -730,7 +731,7 @@ def _returns_layer_output(method, layers: set) -> bool:
             value = getattr(stmt, "value", None)
             if value is None:
                 continue
-            reads = any(isinstance(n, ast.Call) and _self_attribute(n.func) in layers or
+            reads = any(isinstance(n, ast.Call) and self_attribute(n.func) in layers or
                         isinstance(n, ast.Name) and n.id in tainted for n in ast.walk(value))
             if not reads or any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                                 and n.func.attr in _RELEASING for n in ast.walk(value)):
@@ -814,12 +815,6 @@ def _backward_of_instance_output(loop, instances: set, no_grad: set):
     return None
 
 
-def _self_attribute(node):
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return node.attr
-    return None
-
-
 def _value_reads(stmt, attr: str) -> bool:
     """``stmt`` (an assignment or a `return`) computes its value from `self.<attr>`, not
     through a call that releases the graph, and not under `no_grad`."""
@@ -832,7 +827,7 @@ def _value_reads(stmt, attr: str) -> bool:
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
             if callee in _RELEASING:
                 continue
-        if _self_attribute(node) == attr:
+        if self_attribute(node) == attr:
             return True
         todo.extend(ast.iter_child_nodes(node))
     return False
@@ -892,7 +887,7 @@ def _value_calls(stmt, readers: set):
             callee = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
             if callee in _RELEASING:
                 continue
-            if isinstance(node.func, ast.Attribute) and _self_attribute(node.func) in readers:
+            if isinstance(node.func, ast.Attribute) and self_attribute(node.func) in readers:
                 return node
             if isinstance(node.func, ast.Name) and node.func.id == "self" and "forward" in readers:
                 return node  # `self(x)` runs `forward`

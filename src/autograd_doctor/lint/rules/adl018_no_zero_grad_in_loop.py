@@ -11,6 +11,7 @@ from autograd_doctor.lint.clearing import (clears_in_project, inherited_method_c
                                            star_imported_project_class)
 from autograd_doctor.lint.rules.base import Rule
 from autograd_doctor.lint.walk import own_nodes
+from autograd_doctor.lint.names import self_attribute
 
 # `p.grad = None`, `p.grad.zero_()`, `p.grad.data.zero_()`, `p.grad.detach_()`
 _CLEARS_BY_HAND = re.compile(r"\.grad\s*=(?!=)|\.grad(?:\.data)?\.(?:zero_|detach_|fill_)\(")
@@ -857,8 +858,8 @@ def _window_cleared_every_iteration(checker, body, counted=False, counters=froze
     outside = [stmt for stmt in body if not any(stmt is w for w in windows)]
     if counted:
         incremented = {checker.text(stmt.target) for stmt in outside if isinstance(stmt, ast.AugAssign)
-                       and isinstance(stmt.op, ast.Add) and _self_attribute(stmt.target)}
-        windows = [w for w in windows if any(_self_attribute(n) and checker.text(n) in incremented
+                       and isinstance(stmt.op, ast.Add) and self_attribute(stmt.target)}
+        windows = [w for w in windows if any(self_attribute(n) and checker.text(n) in incremented
                                              or isinstance(n, ast.Name) and n.id in counters
                                              for n in ast.walk(w.test))]
     if not windows:
@@ -927,10 +928,6 @@ def _loop_counter_parameters(checker, function) -> set:
                 if isinstance(keyword.value, ast.Name) and keyword.value.id == counter and keyword.arg in params:
                     found.add(keyword.arg)
     return found - rebound
-
-
-def _self_attribute(node) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _remainder_test(test) -> bool:

@@ -707,31 +707,24 @@ def _argument_losses(checker, node, listed: dict) -> set[str]:
     return names | listed.get(reduced, set())
 
 
-def _self_attribute(node) -> str | None:
-    """``A`` for `self.A`, else None."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return node.attr
-    return None
-
-
 def _attribute_keep(node):
     """``(attribute, value, verb)`` for `self.A += value`, `self.A = self.A + value`,
     `self.A.add_(value)` and `self.A.append(value)`, else None."""
     if isinstance(node, ast.AugAssign) and isinstance(node.op, (ast.Add, ast.Sub)):
-        attribute = _self_attribute(node.target)
+        attribute = N.self_attribute(node.target)
         return (attribute, node.value, "sum") if attribute else None
     if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.BinOp) \
             and isinstance(node.value.op, ast.Add):
-        attribute = _self_attribute(node.targets[0])
+        attribute = N.self_attribute(node.targets[0])
         if attribute is None:
             return None
         for side, other in ((node.value.left, node.value.right), (node.value.right, node.value.left)):
-            if _self_attribute(side) == attribute:
+            if N.self_attribute(side) == attribute:
                 return attribute, other, "sum"
         return None
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("add_", "append") \
             and len(node.args) == 1 and not node.keywords:
-        attribute = _self_attribute(node.func.value)
+        attribute = N.self_attribute(node.func.value)
         return (attribute, node.args[0], "append" if node.func.attr == "append" else "sum") if attribute else None
     return None
 
@@ -774,20 +767,20 @@ def _check_attribute_keeps(checker, scope) -> None:
         if kept is not None and _operand_names(kept[1]) & loss_names:
             keeps.append((*kept, node, path))
         elif kept is None and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and _self_attribute(node.func.value):
-            held_calls.setdefault(_self_attribute(node.func.value), set()).add(node.func.attr)
+                and N.self_attribute(node.func.value):
+            held_calls.setdefault(N.self_attribute(node.func.value), set()).add(node.func.attr)
             if any(_argument_losses(checker, a, {}) for a in node.args):
-                keeps.append((_self_attribute(node.func.value), node, "held", node, path))
+                keeps.append((N.self_attribute(node.func.value), node, "held", node, path))
         if isinstance(node, ast.Call):
             for name in losses.get(id(node), ()):
                 backwards.append((name, node, path))
             if isinstance(node.func, ast.Attribute) and node.func.attr in ("detach_", "clear", "zero_"):
-                attribute = _self_attribute(node.func.value)
+                attribute = N.self_attribute(node.func.value)
                 if attribute:
                     released.add(attribute)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and kept is None:
             for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                attribute = _self_attribute(target)
+                attribute = N.self_attribute(target)
                 if attribute:
                     rebound.add(attribute)
         if isinstance(node, ast.stmt) or isinstance(node, (ast.withitem, ast.NamedExpr)):
@@ -879,8 +872,8 @@ def _check_held_meter(checker, scope, attribute, call, path, backwards, bindings
         return
     argument, fact = kept_by
     resetting = {m.name for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
-                 and m.name != method and any(_self_attribute(t) == fact[1] or (
-                     isinstance(t, ast.Subscript) and _self_attribute(t.value) == fact[1])
+                 and m.name != method and any(N.self_attribute(t) == fact[1] or (
+                     isinstance(t, ast.Subscript) and N.self_attribute(t.value) == fact[1])
                      for n in ast.walk(m) for t in _store_targets(n))}
     if resetting & called_here or any(resetting & called for called in loops):
         return  # the meter starts again on every iteration
@@ -975,7 +968,7 @@ def _held_class(checker, owner: str, attribute: str):
         for node in ast.walk(cls):
             for target in _store_targets(node) + ([node.target] if isinstance(node, ast.AugAssign) else []):
                 for t in ast.walk(target):
-                    if _self_attribute(t) == attribute and isinstance(t.ctx, ast.Store):
+                    if N.self_attribute(t) == attribute and isinstance(t.ctx, ast.Store):
                         value = node.value if isinstance(node, ast.Assign) and target is t else None
                         if not (isinstance(value, ast.Call) and isinstance(value.func, (ast.Name, ast.Attribute))):
                             return None
@@ -1022,10 +1015,10 @@ def _element_accumulations(cls, method: str) -> dict:
             continue
         for inner in stmt.body:
             if isinstance(inner, ast.AugAssign) and isinstance(inner.op, ast.Add) \
-                    and isinstance(inner.target, ast.Subscript) and _self_attribute(inner.target.value) \
+                    and isinstance(inner.target, ast.Subscript) and N.self_attribute(inner.target.value) \
                     and element.id in _operand_names(inner.value):
                 found.setdefault(positional.index(iterated.id),
-                                 (iterated.id, _self_attribute(inner.target.value), inner.lineno))
+                                 (iterated.id, N.self_attribute(inner.target.value), inner.lineno))
     return found
 
 
@@ -1350,7 +1343,6 @@ def _entries_released(loop, root: str, summed: str, low: int, high: int) -> bool
                     and ast.unparse(inner.targets[0]) == entry and _released_value(inner.value, entry, item):
                 return True
     return False
-
 
 
 # calls whose result holds no graph: a binding through them releases the total

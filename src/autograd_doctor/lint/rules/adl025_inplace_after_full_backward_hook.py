@@ -6,7 +6,7 @@ import ast
 import re
 
 from autograd_doctor.lint.findings import Fix
-from autograd_doctor.lint.names import last_name
+from autograd_doctor.lint.names import last_name, self_attribute
 from autograd_doctor.lint.rules.base import Rule
 
 RULE = Rule(
@@ -469,7 +469,7 @@ class _InputWriters:
                     break  # the input is re-bound: later uses see something else
                 call = _first_call_on(statement, first)
                 if call is not None:
-                    attribute = _self_attribute(call.func)
+                    attribute = self_attribute(call.func)
                     if attribute in built:
                         answer = self.of_layer(built[attribute])
                     break
@@ -492,16 +492,10 @@ def _built_attributes(cls) -> dict:
         return built
     for node in ast.walk(init):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call):
-            attribute = _self_attribute(node.targets[0])
+            attribute = self_attribute(node.targets[0])
             if attribute:
                 built[attribute] = node.value
     return built
-
-
-def _self_attribute(node) -> str | None:
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
-        return node.attr
-    return None
 
 
 def _check_forward(cls, forward, hooks: _Hooks, writers: _InputWriters, report) -> None:
@@ -510,7 +504,7 @@ def _check_forward(cls, forward, hooks: _Hooks, writers: _InputWriters, report) 
     def hooked_call(node):
         """``node`` is `self.X(...)` with X hooked: (X, the registration)."""
         if isinstance(node, ast.Call):
-            attribute = _self_attribute(node.func)
+            attribute = self_attribute(node.func)
             if attribute:
                 registration = hooks.of_attribute(attribute, built.get(attribute))
                 if registration is not None:
@@ -530,7 +524,7 @@ def _check_forward(cls, forward, hooks: _Hooks, writers: _InputWriters, report) 
                 source = hooked_value(node.args[0])
                 if source is None:
                     continue
-                attribute = _self_attribute(node.func)
+                attribute = self_attribute(node.func)
                 if attribute in built:  # `self.act(h)`: a layer that writes its input
                     writer = writers.of_layer(built[attribute])
                     if writer and isinstance(statement, ast.Expr) and statement.value is node:
@@ -581,7 +575,7 @@ def _statements_in_order(body):
 
 def _check_chained_loop(loop, built, hooks: _Hooks, writers: _InputWriters, report) -> None:
     """`for op in self.X: x = op(x)`: each hooked layer's output is the next layer's input."""
-    attribute = _self_attribute(_unwrap_enumerate(loop.iter))
+    attribute = self_attribute(_unwrap_enumerate(loop.iter))
     if attribute is None or not isinstance(loop.target, ast.Name):
         return
     registration = hooks.attributes.get(attribute)

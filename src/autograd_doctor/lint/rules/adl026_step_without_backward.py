@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 
 from autograd_doctor.lint.rules.base import Rule
+from autograd_doctor.lint.names import self_attribute
 
 RULE = Rule(
     code="ADL026", name="step-without-backward",
@@ -220,14 +221,10 @@ def _held_module_call(checker, call) -> bool:
     name backpropagates in (``checker.file.backward_functions``)."""
     func = call.func
     holder = func.value if isinstance(func.value, ast.Attribute) else func
-    if not _is_self_attribute(holder) or func.attr in checker.file.backward_functions:
+    if not self_attribute(holder) or func.attr in checker.file.backward_functions:
         return False
     owner = checker.scope.owner_class
     return bool(owner) and holder.attr in checker.modules.module_specs.get(owner, {})
-
-
-def _is_self_attribute(node) -> bool:
-    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
 
 
 def _report(checker, step, optimizer, between) -> None:
