@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from autograd_doctor.analysis.errors.context import enclosing_function
 from autograd_doctor.diagnosis.model import Location, Suggestion
 from autograd_doctor.diagnosis.source import (
     parse_file, replace_node_text, segment, statement_at, statement_location,
@@ -32,9 +33,9 @@ def repeated_activation_help(filename: str, line: int, module_class: str) -> tup
     tree = parse_file(filename)
     if statement is None or tree is None:
         return None
-    function = _enclosing_function(tree, statement)
-    if function is None:
-        return None
+    function = enclosing_function(tree, statement.lineno)
+    if function is tree:
+        return None  # a module-level statement: no function whose earlier lines surely ran
     found = [call for call in _single_name_calls(statement)
              if _rectified_before(filename, function, statement, segment(filename, call.func), call.args[0].id)]
     if len(found) != 1:
@@ -50,16 +51,6 @@ def repeated_activation_help(filename: str, line: int, module_class: str) -> tup
         f"use {name} as it is: {callee} already rectified it in place earlier in this function, and a "
         f"{module_class} of its own output is the same values, so this call only writes into the tensor "
         "backward needs", new_statement, location)
-
-
-def _enclosing_function(tree: ast.Module, statement: ast.stmt):
-    inner = None
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                and node.lineno <= statement.lineno <= (node.end_lineno or node.lineno):
-            if inner is None or node.lineno > inner.lineno:
-                inner = node
-    return inner
 
 
 def _single_name_calls(statement: ast.stmt) -> list[ast.Call]:
