@@ -29,11 +29,11 @@ import torch
 
 from autograd_doctor.analysis import number_terms
 from autograd_doctor.analysis.live_values import attribute_without_running_code
-from autograd_doctor.analysis.gradientless_steps import called_object, function_node, user_callee
+from autograd_doctor.analysis.gradientless_steps import called_object, user_callee
 from autograd_doctor.analysis.source_scope import frame_values, live_frame
 from autograd_doctor.diagnosis import codes
 from autograd_doctor.diagnosis.model import Diagnosis, Suggestion
-from autograd_doctor.diagnosis.source import parse_file, segment, statement_at, statement_location
+from autograd_doctor.diagnosis.source import function_starting_at, segment, statement_at, statement_location
 from autograd_doctor.recording.frames import Site
 
 # The three states of a value read in the loss function.
@@ -109,8 +109,7 @@ class _Callee:
 
 
 def _callee_diagnosis(site, holder, call: ast.Call, function, owner, caller_values: dict) -> Diagnosis | None:
-    tree = parse_file(function.__code__.co_filename)
-    node = function_node(tree, function.__code__) if tree is not None else None
+    node = function_starting_at(function.__code__.co_filename, function.__code__.co_firstlineno)
     if node is None:
         return None
     parameters = _parameter_states(function, owner, call, caller_values)

@@ -405,27 +405,18 @@ def user_callee(target):
     return function, owner
 
 
-def function_node(tree, code):
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == code.co_name \
-                and code.co_firstlineno in [node.lineno] + [d.lineno for d in node.decorator_list]:
-            return node
-    return None
-
-
 def _wraps_in(function, owner, depth: int, seen: set) -> list:
     """(file, statement, call) of the `requires_grad=True` wraps that made what `function` returns
     a new leaf: the last assignment, before a `return name`, of the returned name, or the returned
     call itself; then the same in the loss functions and modules it calls (`self.recon_loss(...)`),
     whose wrapped results it combines."""
-    from autograd_doctor.diagnosis.source import parse_file
+    from autograd_doctor.diagnosis.source import function_starting_at
 
     code = function.__code__
     if (code.co_filename, code.co_firstlineno) in seen or depth > MAX_CALLEE_DEPTH:
         return []
     seen.add((code.co_filename, code.co_firstlineno))
-    tree = parse_file(code.co_filename)
-    node = function_node(tree, code) if tree is not None else None
+    node = function_starting_at(code.co_filename, code.co_firstlineno)
     if node is None:
         return []
     found = []
