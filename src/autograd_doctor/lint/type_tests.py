@@ -5,8 +5,8 @@ option is off, a tensor otherwise) guards the sum with a type test:
 `total += loss.item() if torch.is_tensor(loss) else loss`, or `if not
 isinstance(term, float): term = term.item()`.  The branch that runs when the
 test says "no tensor" cannot carry the name's graph, whatever the name held on
-the other paths (set BA: two such sums in one panoptic segmentation trainer,
-`/work/scratch/s50/lintba/list.md`).
+the other paths (held-out set BA in docs/lint.md: two such sums in one
+panoptic segmentation trainer).
 
 Tests read, each possibly under `not`:
 
